@@ -1,0 +1,1 @@
+"""Access control: roles, API keys for services, and the permission every route checks."""

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from console.access.choices import Role
+from console.access.models import ApiKey
+
+
+class ApiKeySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ApiKey
+        fields = ["id", "name", "role", "prefix", "created_at", "last_used_at", "revoked_at"]
+        read_only_fields = ["prefix", "created_at", "last_used_at", "revoked_at"]
+
+
+class ApiKeyCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class IssuedApiKeySerializer(ApiKeySerializer):
+    key = serializers.CharField(read_only=True, help_text="The bearer token; shown only once.")
+
+    class Meta(ApiKeySerializer.Meta):
+        fields = [*ApiKeySerializer.Meta.fields, "key"]
+
+
+class MeSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    role = serializers.CharField(allow_null=True)
+    roles = serializers.ListField(child=serializers.CharField())

@@ -1,0 +1,57 @@
+"""API keys (admins) and the caller's identity (anyone signed in)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from console.access.api import serializers as s
+from console.access.choices import Role
+from console.access.models import ApiKey
+from console.access.permissions import ADMINS
+from console.access.roles import primary_role, roles_of
+from console.access.services import api_key_create, api_key_revoke
+
+EVERYONE = frozenset(Role.values)
+
+
+class ApiKeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    queryset = ApiKey.objects.all()
+    serializer_class = s.ApiKeySerializer
+    access = {a: ADMINS for a in ("list", "retrieve", "create", "revoke", "OPTIONS")}
+    filterset_fields = ["role"]
+    ordering_fields = ["name", "created_at", "last_used_at"]
+
+    @extend_schema(request=s.ApiKeyCreateSerializer, responses={201: s.IssuedApiKeySerializer})
+    def create(self, request: Request) -> Response:
+        """Issue a key. The response carries the key itself; it cannot be shown again."""
+        body = s.ApiKeyCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        issued = api_key_create(created_by=request.user, **body.validated_data)
+        data = dict(s.ApiKeySerializer(issued.api_key).data, key=issued.secret)
+        return Response(data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses=s.ApiKeySerializer)
+    @action(detail=True, methods=["post"])
+    def revoke(self, request: Request, pk: str) -> Response:
+        """Revoke a key; calls with it fail from now on."""
+        return Response(s.ApiKeySerializer(api_key_revoke(api_key=self.get_object())).data)
+
+
+class MeView(APIView):
+    access = {"GET": EVERYONE, "HEAD": EVERYONE, "OPTIONS": EVERYONE}
+
+    @extend_schema(responses=s.MeSerializer)
+    def get(self, request: Request) -> Response:
+        user = request.user
+        return Response(
+            {
+                "username": getattr(user, "username", str(user)),
+                "role": primary_role(user),
+                "roles": sorted(roles_of(user)),
+            }
+        )

@@ -1,0 +1,49 @@
+"""`Authorization: Bearer <api key>` for services (CONTRACTS §4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rest_framework import authentication, exceptions
+from rest_framework.request import Request
+
+from console.access.keyring import KeyEntry, digest_of, keyring
+
+
+@dataclass(frozen=True)
+class ServicePrincipal:
+    """The caller behind an API key; stands in for `request.user`."""
+
+    key: KeyEntry
+    locus_roles: frozenset[str] = field(default_factory=frozenset)
+    is_authenticated: bool = True
+    is_active: bool = True
+    is_staff: bool = False
+    is_superuser: bool = False
+    is_anonymous: bool = False
+
+    @property
+    def username(self) -> str:
+        return f"key:{self.key.name}"
+
+    def __str__(self) -> str:
+        return self.username
+
+
+class ApiKeyAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
+        header = authentication.get_authorization_header(request).split()
+        if not header or header[0].decode(errors="replace").lower() != self.keyword.lower():
+            return None
+        if len(header) != 2:
+            raise exceptions.AuthenticationFailed("Malformed Authorization header.")
+        entry = keyring.lookup(digest_of(header[1].decode(errors="replace")))
+        if entry is None:
+            raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
+        return ServicePrincipal(key=entry, locus_roles=frozenset({entry.role})), entry
+
+    def authenticate_header(self, request: Request) -> str:
+        return f'{self.keyword} realm="api"'

@@ -1,0 +1,130 @@
+"""An in-memory view of the active API keys, so authenticating never waits on the database.
+
+Requests look keys up in a dict. The dict is reloaded in a background thread when older than
+`LOCUS_API_KEY_CACHE_SECONDS` (a revoked key stops working within that bound in other
+processes, at once in the process that revoked it). A miss looks the one digest up in the
+database, at most MISS_LOOKUPS_PER_SECOND times a second, so a brand-new key works at once and
+a flood of bad keys cannot hammer the database.
+Last-used times are kept in memory and written in bulk on each reload. When the database is
+down, keys already loaded keep working.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.conf import settings
+from django.db import close_old_connections
+
+logger = logging.getLogger(__name__)
+MISS_LOOKUPS_PER_SECOND = 20
+
+
+def digest_of(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class KeyEntry:
+    id: int
+    name: str
+    role: str
+
+
+class KeyRing:
+    """Digest → active key, refreshed from the database off the request path."""
+
+    def __init__(self) -> None:
+        self._keys: dict[str, KeyEntry] = {}
+        self._loaded_at = 0.0
+        self._miss_window = (0.0, 0)  # (second it started, lookups made in it)
+        self._lock = threading.Lock()
+        self._refreshing = False
+        self._used: dict[int, datetime] = {}
+
+    @property
+    def ttl(self) -> float:
+        return float(getattr(settings, "LOCUS_API_KEY_CACHE_SECONDS", 30.0))
+
+    def lookup(self, digest: str) -> KeyEntry | None:
+        now = time.monotonic()
+        entry = self._keys.get(digest)
+        if entry is None:
+            entry = self._lookup_one(digest, now)
+        elif now - self._loaded_at > self.ttl:
+            self._reload_in_background()
+        if entry is not None:
+            self._used[entry.id] = datetime.now(UTC)
+        return entry
+
+    def _lookup_one(self, digest: str, now: float) -> KeyEntry | None:
+        from console.access.models import ApiKey
+
+        started, count = self._miss_window
+        if now - started >= 1.0:
+            started, count = now, 0
+        if count >= MISS_LOOKUPS_PER_SECOND:
+            return None
+        self._miss_window = (started, count + 1)
+        try:
+            row = (
+                ApiKey.objects.filter(digest=digest, revoked_at__isnull=True)
+                .values_list("id", "name", "role")
+                .first()
+            )
+        except Exception:
+            logger.warning("API key lookup failed", exc_info=True)
+            return None
+        if row is None:
+            return None
+        entry = KeyEntry(id=row[0], name=row[1], role=row[2])
+        self._keys = {**self._keys, digest: entry}
+        return entry
+
+    def invalidate(self) -> None:
+        self.reload()
+
+    def _reload_in_background(self) -> None:
+        with self._lock:
+            if self._refreshing:
+                return
+            self._refreshing = True
+
+        def run() -> None:
+            try:
+                self.reload()
+            finally:
+                close_old_connections()
+                self._refreshing = False
+
+        threading.Thread(target=run, name="locus-keyring", daemon=True).start()
+
+    def reload(self) -> None:
+        from console.access.models import ApiKey
+
+        try:
+            self.flush_usage()
+            rows = ApiKey.objects.filter(revoked_at__isnull=True).values_list(
+                "digest", "id", "name", "role"
+            )
+            self._keys = {d: KeyEntry(id=i, name=n, role=r) for d, i, n, r in rows}
+            self._loaded_at = time.monotonic()
+        except Exception:  # the database may be down: keep serving the keys we know
+            logger.warning(
+                "API key reload failed; keeping %d cached keys", len(self._keys), exc_info=True
+            )
+
+    def flush_usage(self) -> None:
+        from console.access.models import ApiKey
+
+        used, self._used = self._used, {}
+        for key_id, when in used.items():
+            ApiKey.objects.filter(pk=key_id).update(last_used_at=when)
+
+
+keyring = KeyRing()

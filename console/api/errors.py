@@ -1,0 +1,72 @@
+"""One application error type, rendered by one DRF exception handler into one error shape.
+
+Every error body is `{"message": str, "errors": {field: [str, ...]}}` (CONTRACTS §4);
+`errors` is present for validation failures (400) and may carry extra detail elsewhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import ProtectedError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+class ApplicationError(Exception):
+    """A business-rule failure raised by a service, shown to the caller as is."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int = status.HTTP_400_BAD_REQUEST,
+        errors: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+        self.errors = errors or {}
+
+
+def _flatten(detail: Any) -> Any:
+    if isinstance(detail, dict):
+        return {key: _flatten(value) for key, value in detail.items()}
+    if isinstance(detail, list):
+        return [_flatten(item) for item in detail]
+    return str(detail)
+
+
+def error_body(message: str, errors: dict[str, Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"message": message}
+    if errors:
+        body["errors"] = errors
+    return body
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ApplicationError):
+        return Response(error_body(exc.message, exc.errors), status=exc.status_code)
+    if isinstance(exc, ProtectedError):
+        names = sorted({str(obj) for obj in exc.protected_objects})[:10]
+        return Response(
+            error_body("Still in use; remove what refers to it first.", {"referenced_by": names}),
+            status=status.HTTP_409_CONFLICT,
+        )
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        detail = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+        response.data = error_body("The request is invalid.", _flatten(detail))
+    else:
+        detail = getattr(exc, "detail", None)
+        response.data = error_body(str(detail) if detail is not None else str(exc))
+    return response

@@ -1,0 +1,1 @@
+"""Fleet inventory: sites, links, accelerators, models, profiles, nodes, sources and SLOs."""

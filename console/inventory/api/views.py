@@ -1,0 +1,175 @@
+"""Inventory endpoints: read for viewers, write for operators, node actions for operators."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import JSONParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from console.access.permissions import OPERATORS, VIEWERS, inventory_access
+from console.api.errors import ApplicationError
+from console.api.parsers import YamlTextParser
+from console.inventory import filtersets
+from console.inventory.api import serializers as s
+from console.inventory.models import (
+    Accelerator,
+    Link,
+    Node,
+    Profile,
+    ServedModel,
+    Site,
+    Slo,
+    Source,
+    WorkloadShare,
+)
+from console.inventory.selectors import inventory_topology
+from console.inventory.services import node_change_state, topology_import
+from optimizer.errors import InputFileError
+from optimizer.topology import parse_topology
+
+
+class _NamedViewSet(viewsets.ModelViewSet):
+    lookup_field = "name"
+    lookup_value_regex = "[^/]+"
+    access = inventory_access()
+    ordering_fields = ["name"]
+    ordering = ["name"]
+
+
+class SiteViewSet(_NamedViewSet):
+    queryset = Site.objects.all()
+    serializer_class = s.SiteSerializer
+    filterset_class = filtersets.SiteFilterSet
+    ordering_fields = ["name", "tier", "region"]
+
+
+class LinkViewSet(viewsets.ModelViewSet):
+    queryset = Link.objects.select_related("site_a", "site_b")
+    serializer_class = s.LinkSerializer
+    filterset_class = filtersets.LinkFilterSet
+    access = inventory_access()
+    ordering_fields = ["rtt_ms", "bandwidth_gbps", "egress_usd_per_gb"]
+    ordering = ["site_a__name", "site_b__name"]
+
+
+class AcceleratorViewSet(_NamedViewSet):
+    queryset = Accelerator.objects.all()
+    serializer_class = s.AcceleratorSerializer
+    ordering_fields = ["name", "memory_gib"]
+
+
+class ServedModelViewSet(_NamedViewSet):
+    queryset = ServedModel.objects.all()
+    serializer_class = s.ServedModelSerializer
+    ordering_fields = ["name", "memory_gib"]
+
+
+class ProfileViewSet(viewsets.ModelViewSet):
+    queryset = Profile.objects.select_related("model", "accelerator")
+    serializer_class = s.ProfileSerializer
+    filterset_class = filtersets.ProfileFilterSet
+    access = inventory_access()
+    ordering_fields = ["prefill_tokens_per_s", "decode_step_ms", "max_batch"]
+    ordering = ["model__name", "accelerator__name"]
+
+
+class NodeViewSet(_NamedViewSet):
+    queryset = Node.objects.select_related("site", "accelerator").prefetch_related("served_models")
+    serializer_class = s.NodeSerializer
+    filterset_class = filtersets.NodeFilterSet
+    ordering_fields = ["name", "usd_per_hour", "gpus", "state"]
+    access = inventory_access(
+        drain=OPERATORS, cordon=OPERATORS, uncordon=OPERATORS, mark_down=OPERATORS
+    )
+
+    def _act(self, request: Request, verb: str) -> Response:
+        body = s.NodeActionSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        node = node_change_state(
+            node=self.get_object(), action=verb, reason=body.validated_data["reason"]
+        )
+        return Response(s.NodeSerializer(self.get_queryset().get(pk=node.pk)).data)
+
+    @extend_schema(request=s.NodeActionSerializer, responses=s.NodeSerializer)
+    @action(detail=True, methods=["post"])
+    def drain(self, request: Request, name: str) -> Response:
+        """Stop sending new requests; in-flight work finishes."""
+        return self._act(request, "drain")
+
+    @extend_schema(request=s.NodeActionSerializer, responses=s.NodeSerializer)
+    @action(detail=True, methods=["post"])
+    def cordon(self, request: Request, name: str) -> Response:
+        """Keep the node out of new placements without draining it."""
+        return self._act(request, "cordon")
+
+    @extend_schema(request=s.NodeActionSerializer, responses=s.NodeSerializer)
+    @action(detail=True, methods=["post"])
+    def uncordon(self, request: Request, name: str) -> Response:
+        """Return the node to service."""
+        return self._act(request, "uncordon")
+
+    @extend_schema(request=s.NodeActionSerializer, responses=s.NodeSerializer)
+    @action(detail=True, methods=["post"], url_path="mark-down")
+    def mark_down(self, request: Request, name: str) -> Response:
+        """Declare the node down (failed); it receives nothing until uncordoned."""
+        return self._act(request, "mark_down")
+
+
+class SloViewSet(_NamedViewSet):
+    queryset = Slo.objects.all()
+    serializer_class = s.SloSerializer
+
+
+class SourceViewSet(_NamedViewSet):
+    queryset = Source.objects.select_related("site", "slo")
+    serializer_class = s.SourceSerializer
+    filterset_class = filtersets.SourceFilterSet
+
+
+class WorkloadShareViewSet(viewsets.ModelViewSet):
+    queryset = WorkloadShare.objects.select_related("model")
+    serializer_class = s.WorkloadShareSerializer
+    access = inventory_access()
+    ordering = ["model__name"]
+
+
+class TopologyView(APIView):
+    """The whole inventory in the topology file format (CONTRACTS §1)."""
+
+    access = {"GET": VIEWERS, "HEAD": VIEWERS, "OPTIONS": VIEWERS, "PUT": OPERATORS}
+    parser_classes = [JSONParser, YamlTextParser]
+
+    @extend_schema(responses={200: OpenApiResponse(description="The topology as JSON.")})
+    def get(self, request: Request) -> Response:
+        return Response(inventory_topology().to_dict())
+
+    @extend_schema(
+        request={"application/json": dict, "application/yaml": str},
+        responses={200: OpenApiResponse(description="What the import changed.")},
+    )
+    def put(self, request: Request) -> Response:
+        """Import a topology (JSON body, or YAML text with Content-Type application/yaml)."""
+        body: Any = request.data
+        text = body if isinstance(body, str) else yaml.safe_dump(dict(body))
+        try:
+            topology = parse_topology(text, "request body")
+        except InputFileError as exc:
+            raise ApplicationError(
+                "The topology is invalid; nothing was imported.", errors={"topology": exc.problems}
+            ) from exc
+        prune = request.query_params.get("prune") in ("1", "true", "yes")
+        summary = topology_import(topology=topology, prune=prune)
+        return Response(
+            {
+                "changed": summary.changed,
+                "counts": {kind: dict(c) for kind, c in summary.counts.items()},
+            },
+            status=status.HTTP_200_OK,
+        )

@@ -1,0 +1,5 @@
+"""Entry point of `python -m optimizer`."""
+
+from optimizer.cli import main
+
+raise SystemExit(main())

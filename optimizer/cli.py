@@ -1,0 +1,182 @@
+"""`python -m optimizer`: simulate, evaluate, list policies, benchmark the simulator.
+
+Bad input files print `error: <message>` on stderr and exit with status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from optimizer.decision import PlacementRequest
+from optimizer.errors import InputFileError
+from optimizer.oracle import oracle_report
+from optimizer.policies import POLICY_NAMES, load_policy
+from optimizer.report import build_report, format_table
+from optimizer.sim import ScheduledEvent, SimResult, load_schedule, simulate
+from optimizer.topology import Topology, load_topology
+from optimizer.traces import draw_requests, load_trace
+
+_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_TOPOLOGY = _ROOT / "optimizer" / "topologies" / "fleet-demo.yaml"
+# CI and developers keep the shared data beside the checkout (../shared/data).
+DEFAULT_TRACES = (
+    _ROOT.parent / "shared" / "data" / "traces" / "mooncake_synthetic.jsonl",
+    _ROOT.parent / "shared" / "data" / "traces" / "azure_llm_2023_conv.csv",
+)
+
+
+class Workload:
+    """A topology, the arrivals of one trace with their drawn sources and models, and events."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.topology: Topology = load_topology(args.topology)
+        trace = load_trace(args.trace, limit=args.limit, load=args.load)
+        self.trace_name = Path(args.trace).name
+        self.arrival_s = [r.arrival_s for r in trace]
+        self.requests: list[PlacementRequest] = draw_requests(trace, self.topology, args.seed)
+        self.events: list[ScheduledEvent] = (
+            load_schedule(args.events, self.topology) if args.events else []
+        )
+
+    def run(self, spec: str, seed: int, progress: bool) -> tuple[dict[str, Any], SimResult]:
+        policy = load_policy(spec, self.topology, seed)
+        result = simulate(self.topology, policy, self.requests, self.arrival_s,
+                          events=self.events, progress=progress, desc=spec)
+        return build_report(result, self.topology, spec), result
+
+
+def _progress() -> bool:
+    return sys.stderr.isatty()
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def _policy_list(text: str) -> list[str]:
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected a comma-separated list of policies")
+    return names
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    work = Workload(args)
+    report, _ = work.run(args.policy, args.seed, _progress())
+    report.update(trace=work.trace_name, load=args.load, seed=args.seed)
+    if args.report:
+        _write_json(Path(args.report), report)
+    else:
+        print(json.dumps(report, indent=2))
+    print(format_table({args.policy: report}, None), file=sys.stderr)
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from optimizer.plots import write_plots  # matplotlib is slow to import; only here
+
+    work = Workload(args)
+    policies: dict[str, dict[str, Any]] = {}
+    ttft: dict[str, np.ndarray] = {}
+    for spec in args.policies:
+        report, result = work.run(spec, args.seed, _progress())
+        policies[spec] = report
+        served = np.array(result.table.status) == 1
+        ttft[spec] = np.array(result.table.ttft)[served]
+    oracle = oracle_report(work.topology, work.requests)
+    out = {
+        "policies": policies,
+        "oracle": oracle,
+        "trace": work.trace_name,
+        "load": args.load,
+        "seed": args.seed,
+    }
+    report_path = Path(args.report)
+    _write_json(report_path, out)
+    title = f"{work.trace_name} at load {args.load:g}x"
+    plots = write_plots(report_path, ttft, policies, oracle, title)
+    print(title)
+    print(format_table(policies, oracle))
+    print(f"report: {report_path}; plots: {plots[0]}, {plots[1]}")
+    return 0
+
+
+def cmd_policies(args: argparse.Namespace) -> int:
+    print("\n".join(POLICY_NAMES))
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    rows: list[tuple[str, str, float, float, float]] = []
+    for trace in args.traces:
+        args.trace = trace
+        work = Workload(args)
+        for spec in args.policies:
+            report, _ = work.run(spec, args.seed, _progress())
+            rows.append((work.trace_name, spec, report["sim_seconds"], report["wall_seconds"],
+                         report["sim_speedup"]))
+    print(f"topology: {args.topology} ({len(work.topology.nodes)} nodes), load {args.load:g}x")
+    print(f"{'trace':<28}{'policy':<16}{'sim s':>9}{'wall s':>9}{'sim_speedup':>13}")
+    for trace_name, spec, sim_s, wall_s, speedup in rows:
+        print(f"{trace_name:<28}{spec:<16}{sim_s:>9.0f}{wall_s:>9.2f}{speedup:>12.0f}x")
+    return 0
+
+
+def _common(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
+    parser.add_argument("--topology", required=trace, default=str(DEFAULT_TOPOLOGY),
+                        help="topology YAML (CONTRACTS §1)")
+    if trace:
+        parser.add_argument("--trace", required=True, help="Azure .csv or Mooncake .jsonl")
+    parser.add_argument("--load", type=float, default=1.0,
+                        help="scale the arrival rate (2 replays twice as fast)")
+    parser.add_argument("--limit", type=int, default=None, help="use the first N requests")
+    parser.add_argument("--events", default=None,
+                        help="YAML/JSON schedule of drain/cordon/fail/recover events")
+    parser.add_argument("--seed", type=int, default=0, help="seed for sources, models, policies")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m optimizer", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sim = commands.add_parser("simulate", help="replay a trace under one policy")
+    _common(sim)
+    sim.add_argument("--policy", required=True, help="built-in name or a train output dir")
+    sim.add_argument("--report", help="write the JSON report here (default: stdout)")
+    sim.set_defaults(func=cmd_simulate)
+
+    ev = commands.add_parser("evaluate", help="compare policies on the same arrivals")
+    _common(ev)
+    ev.add_argument("--policies", type=_policy_list, default=list(POLICY_NAMES),
+                    help="comma-separated policies (default: every built-in)")
+    ev.add_argument("--report", required=True, help="JSON report; plots are written beside it")
+    ev.set_defaults(func=cmd_evaluate)
+
+    pol = commands.add_parser("policies", help="list the built-in policies")
+    pol.add_argument("--seed", type=int, default=0, help="accepted for uniformity")
+    pol.set_defaults(func=cmd_policies)
+
+    bench = commands.add_parser("bench", help="print sim_speedup per policy and trace")
+    _common(bench, trace=False)
+    bench.add_argument("--traces", nargs="+", default=[str(p) for p in DEFAULT_TRACES])
+    bench.add_argument("--policies", type=_policy_list, default=list(POLICY_NAMES))
+    bench.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except InputFileError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return 2

@@ -1,0 +1,149 @@
+"""The decision interface shared by the simulator and the live decision engine.
+
+A placement decision sees one `PlacementRequest` and one `NodeView` per node. The simulator
+builds the views from its own state; the console builds them from an inventory snapshot plus
+the latest telemetry. Both then call the same `constraints.filter_candidates`, the same
+policy `scores` and the same `features.candidate_rows`, so a decision served over HTTP and one
+made in the simulator on the same state get the same scores (GUIDE rule 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from optimizer.topology import Topology
+
+# Tokens per KV block named by one prefix hash: Mooncake's traces hash 512-token blocks
+# (data/README.md), so live callers must hash their prompts in 512-token blocks too.
+BLOCK_TOKENS = 512
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementRequest:
+    """One request to place: what it asks for and where it comes from.
+
+    `source_site` is the site the prompt comes from (a source's site, or a bare site for
+    callers without a registered source); `slo` names one of the topology's SLOs (None: no
+    targets); `residency` is the jurisdiction the request must stay in (copied from the SLO,
+    so the constraint check never has to look the SLO up); `prefix_hashes` are the ids of the
+    prompt's `BLOCK_TOKENS`-token blocks in order.
+    """
+
+    model: str
+    source_site: str
+    slo: str | None
+    prompt_tokens: int
+    max_output_tokens: int
+    prefix_hashes: tuple[int, ...] = ()
+    residency: str | None = None
+    source: str | None = None
+
+
+@dataclass(slots=True)
+class NodeView:
+    """The state of one node as a policy sees it, for the model of the request being placed.
+
+    Static fields come from the topology (see `node_view`); the dynamic ones (`state`,
+    `kv_used_bytes`, `queue_depth`, `running`, `queued_prompt_tokens`, `prefix_blocks`) from
+    the simulator or from telemetry. Speeds and batch limits are already scaled by `gpus`
+    (CONTRACTS §1): `max_batch` is the node's limit of decoding sequences of this model and
+    `prefill_tokens_per_s` its whole prefill rate. `prefix_blocks` is the number of leading
+    blocks of the request's `prefix_hashes` cached on the node (0 when unknown).
+    """
+
+    name: str
+    site: str
+    tier: str
+    jurisdiction: str
+    accelerator: str
+    gpus: int
+    models: tuple[str, ...]
+    state: str
+    usd_per_hour: float
+    kv_capacity_bytes: int
+    kv_used_bytes: int
+    queue_depth: int
+    running: int
+    max_batch: int
+    prefill_tokens_per_s: float
+    decode_step_ms: float
+    decode_step_ms_per_seq: float
+    kv_bytes_per_token: int
+    queued_prompt_tokens: int = 0
+    prefix_blocks: int = 0
+
+    def cached_prefix_blocks(self, hashes: tuple[int, ...]) -> int:
+        """Leading blocks of `hashes` cached here, as filled in by the view's builder."""
+        return min(self.prefix_blocks, len(hashes))
+
+
+def node_view(
+    topology: Topology,
+    node_name: str,
+    model: str,
+    *,
+    state: str | None = None,
+    kv_used_bytes: int = 0,
+    queue_depth: int = 0,
+    running: int = 0,
+    queued_prompt_tokens: int = 0,
+    prefix_blocks: int = 0,
+) -> NodeView:
+    """Build a view of `node_name` for requests of `model` from the topology plus live state.
+
+    A node that does not serve `model` gets zero speeds and batch limit; the constraint filter
+    rejects it before any policy sees those values.
+    """
+    node = topology.node_by_name[node_name]
+    site = topology.site_by_name[node.site]
+    profile = topology.profile_by_key.get((model, node.accelerator))
+    served = profile is not None and model in node.models
+    known_model = topology.model_by_name.get(model)
+    return NodeView(
+        name=node.name,
+        site=node.site,
+        tier=site.tier,
+        jurisdiction=site.jurisdiction,
+        accelerator=node.accelerator,
+        gpus=node.gpus,
+        models=node.models,
+        state=node.state if state is None else state,
+        usd_per_hour=node.usd_per_hour,
+        kv_capacity_bytes=topology.kv_capacity_bytes(node),
+        kv_used_bytes=kv_used_bytes,
+        queue_depth=queue_depth,
+        running=running,
+        max_batch=profile.max_batch * node.gpus if served and profile else 0,
+        prefill_tokens_per_s=profile.prefill_tokens_per_s * node.gpus if served and profile
+        else 0.0,
+        decode_step_ms=profile.decode_step_ms if served and profile else 0.0,
+        decode_step_ms_per_seq=profile.decode_step_ms_per_seq if served and profile else 0.0,
+        kv_bytes_per_token=known_model.kv_bytes_per_token if known_model else 0,
+        queued_prompt_tokens=queued_prompt_tokens,
+        prefix_blocks=prefix_blocks,
+    )
+
+
+def placement_request(
+    topology: Topology,
+    *,
+    model: str,
+    source_site: str,
+    slo: str | None,
+    prompt_tokens: int,
+    max_output_tokens: int,
+    prefix_hashes: tuple[int, ...] = (),
+    source: str | None = None,
+) -> PlacementRequest:
+    """A request whose residency is taken from its SLO, as both callers must do it."""
+    slo_entry = topology.slo_by_name.get(slo) if slo is not None else None
+    return PlacementRequest(
+        model=model,
+        source_site=source_site,
+        slo=slo,
+        prompt_tokens=prompt_tokens,
+        max_output_tokens=max_output_tokens,
+        prefix_hashes=prefix_hashes,
+        residency=slo_entry.residency if slo_entry is not None else None,
+        source=source,
+    )

@@ -1,0 +1,95 @@
+"""Per-candidate feature rows for learned scorers: one definition for simulator and live engine.
+
+Each row holds the request's features (broadcast) and one candidate node's features, each on
+a fixed scale chosen so typical values fall within about 0..10 (GUIDE: normalise per feature
+with fixed scales, never per row slot, so a scorer stays permutation invariant). Estimates
+come from `optimizer.estimates`, shared with the heuristic policies. Bump FEATURE_VERSION on
+any change to names, order or scales: a trained scorer records the version it was trained on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from optimizer.decision import NodeView, PlacementRequest
+from optimizer.estimates import estimate, slo_targets_s
+from optimizer.topology import TIERS, Topology
+
+FEATURE_VERSION = 1
+
+# A ratio of estimate over target beyond this says "hopeless"; clipping keeps outliers from
+# dominating a scorer's inputs.
+_MAX_RATIO = 10.0
+
+FEATURE_NAMES: tuple[str, ...] = (
+    # request (the same in every row)
+    "req_prompt_ktokens",  # prompt tokens / 1000
+    "req_output_ktokens",  # max output tokens / 1000
+    "req_slo_ttft_s",  # TTFT target, seconds
+    "req_slo_e2e_min",  # E2E target, minutes
+    "req_residency_bound",  # 1 if the request must stay in a jurisdiction
+    # candidate estimates
+    "est_ttft_s",
+    "est_e2e_min",
+    "est_wait_s",
+    "est_prefill_s",
+    "ttft_over_target",  # est TTFT / TTFT target, clipped to 10
+    "e2e_over_target",  # est E2E / E2E target, clipped to 10
+    "est_cost_usd_per_1k",  # this request's estimated cost x 1000
+    "rtt_100ms",  # RTT / 100 ms
+    "transfer_s",
+    "prefix_match_fraction",  # prompt share served from this node's cache
+    "same_site",
+    # candidate load
+    "queue_per_slot",  # waiting requests / batch limit
+    "batch_fraction",  # decoding sequences / batch limit
+    "kv_used_fraction",
+    # candidate static
+    "usd_per_hour_10",  # price / 10 USD
+    "prefill_ktokens_per_s_10",  # prefill rate / 10k tokens/s
+    "decode_step_100ms",  # base decode step / 100 ms
+    *(f"tier_{tier}" for tier in TIERS),
+)
+N_FEATURES = len(FEATURE_NAMES)
+
+
+def candidate_rows(
+    request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
+) -> np.ndarray:
+    """The (len(candidates), N_FEATURES) float32 feature matrix, rows in candidate order."""
+    n = len(candidates)
+    rows = np.zeros((n, N_FEATURES), dtype=np.float32)
+    if n == 0:
+        return rows
+    ttft_target, e2e_target = slo_targets_s(request, topology)
+    rows[:, 0] = request.prompt_tokens / 1000.0
+    rows[:, 1] = request.max_output_tokens / 1000.0
+    rows[:, 2] = ttft_target
+    rows[:, 3] = e2e_target / 60.0
+    rows[:, 4] = float(request.residency is not None)
+
+    est = estimate(request, candidates, topology)
+    rows[:, 5] = est.ttft_s
+    rows[:, 6] = est.e2e_s / 60.0
+    rows[:, 7] = est.wait_s
+    rows[:, 8] = est.prefill_s
+    rows[:, 9] = np.minimum(est.ttft_s / ttft_target, _MAX_RATIO)
+    rows[:, 10] = np.minimum(est.e2e_s / e2e_target, _MAX_RATIO)
+    rows[:, 11] = est.cost_usd * 1000.0
+    rows[:, 12] = est.rtt_s * 10.0
+    rows[:, 13] = est.transfer_s
+    rows[:, 14] = est.cached_fraction
+    rows[:, 15] = est.same_site
+
+    tier_column = {tier: 22 + i for i, tier in enumerate(TIERS)}
+    for i, node in enumerate(candidates):
+        rows[i, 16] = node.queue_depth / node.max_batch
+        rows[i, 17] = node.running / node.max_batch
+        rows[i, 18] = node.kv_used_bytes / node.kv_capacity_bytes
+        rows[i, 19] = node.usd_per_hour / 10.0
+        rows[i, 20] = node.prefill_tokens_per_s / 10000.0
+        rows[i, 21] = node.decode_step_ms / 100.0
+        rows[i, tier_column[node.tier]] = 1.0
+    return rows

@@ -1,0 +1,71 @@
+"""Placement policies: the built-in heuristics by name, and trained scorers by directory.
+
+`get_policy(name, topology, seed)` builds a heuristic; `load_policy(spec, topology, seed)` is
+the one entry point for `--policy`, taking a built-in name or a directory written by `train`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from optimizer.errors import InputFileError
+from optimizer.policies.base import Policy, ordered
+from optimizer.policies.routers import KvAwarePolicy, PrefixAwarePolicy, WeightedScorePolicy
+from optimizer.policies.simple import (
+    CostFirstPolicy,
+    DataGravityPolicy,
+    LatencyFirstPolicy,
+    LeastLoadedPolicy,
+    RandomPolicy,
+    RoundRobinPolicy,
+)
+from optimizer.topology import Topology
+
+_FACTORIES: dict[str, Callable[[Topology, int], Policy]] = {
+    "random": lambda topology, seed: RandomPolicy(seed),
+    "round-robin": lambda topology, seed: RoundRobinPolicy(topology),
+    "least-loaded": lambda topology, seed: LeastLoadedPolicy(),
+    "latency-first": lambda topology, seed: LatencyFirstPolicy(),
+    "cost-first": lambda topology, seed: CostFirstPolicy(),
+    "data-gravity": lambda topology, seed: DataGravityPolicy(),
+    "weighted-score": lambda topology, seed: WeightedScorePolicy(),
+    "prefix-aware": lambda topology, seed: PrefixAwarePolicy(),
+    "kv-aware": lambda topology, seed: KvAwarePolicy(),
+}
+POLICY_NAMES: tuple[str, ...] = tuple(_FACTORIES)
+
+
+def get_policy(name: str, topology: Topology, seed: int = 0) -> Policy:
+    """A fresh built-in heuristic; raise KeyError naming the known ones for an unknown name."""
+    try:
+        factory = _FACTORIES[name]
+    except KeyError:
+        raise KeyError(
+            f"unknown policy {name!r}; built-in policies: {', '.join(POLICY_NAMES)}"
+        ) from None
+    return factory(topology, seed)
+
+
+def load_policy(spec: str, topology: Topology, seed: int = 0) -> Policy:
+    """The policy `--policy SPEC` names: a built-in heuristic, or a directory from `train`."""
+    if spec in _FACTORIES:
+        return get_policy(spec, topology, seed)
+    path = Path(spec)
+    if path.is_dir():
+        scorer = path / "scorer.pt"
+        if not scorer.is_file():
+            raise InputFileError(str(path), [f"no scorer.pt in {path}"])
+        # Trained scorers arrive with the training issue; until then a directory with a
+        # scorer is refused rather than silently replaced by a heuristic.
+        raise InputFileError(
+            str(path), [f"{scorer}: loading trained scorers is not supported by this build"]
+        )
+    raise InputFileError(
+        spec,
+        [f"unknown policy {spec!r}: not a built-in ({', '.join(POLICY_NAMES)}) "
+         "nor a directory written by train"],
+    )
+
+
+__all__ = ["POLICY_NAMES", "Policy", "get_policy", "load_policy", "ordered"]

@@ -1,0 +1,76 @@
+"""Fleet simulator: discrete-event replay of a trace over a topology under one policy.
+
+Timing model (CONTRACTS §1 semantics; deterministic for a seed)
+---------------------------------------------------------------
+A request arriving at time a from a source at site S is placed at once by the policy, among
+the candidates that pass the hard constraints (`optimizer.constraints`); if there are none it
+is rejected. Sent to node N:
+
+- Network: the prompt reaches N after RTT/2 plus its transfer, 4 bytes a token over the
+  S-N link's bandwidth (no transfer time or egress within a site); the first and last tokens
+  come back after the other RTT/2. So the RTT counts once in TTFT (and once in E2E).
+- Queue: N serves its queue first come, first served. The head is admitted when the node has
+  a batch slot for its model (`max_batch * gpus` sequences) and KV room for its whole sequence
+  (prompt + output tokens times the model's `kv_bytes_per_token`, reserved at admission, as
+  schedulers that reserve the maximum length do; vLLM's growth and preemption are not
+  modelled). A head that cannot be admitted blocks those behind it.
+- Prefill: the uncached part of the prompt takes `tokens / (prefill_tokens_per_s * gpus)`
+  and yields the first token. It runs between decode steps and stalls them (vLLM without
+  chunked prefill: waiting prefills go first), one request at a time.
+- Prefix cache: the leading blocks of the prompt's `hash_ids` found in N's LRU cache (keyed per
+  model, within the KV room running sequences leave free) are not prefilled; after prefill,
+  the prompt's blocks are cached.
+- Decode: each round yields one token for every running sequence and takes
+  `decode_step_ms + decode_step_ms_per_seq * batch`; the batch is fixed between events, so
+  whole runs of rounds are jumped at once (see `optimizer.sim.node`).
+
+  TTFT = RTT + transfer + queue wait + prefill of uncached tokens
+  E2E  = TTFT + (output tokens - 1) decode rounds (with any prefill stalls between them)
+
+- Cost: each request pays its node's `usd_per_hour` prorated over its prefill plus 1/batch of
+  every decode step it takes part in, plus the egress of its prompt bytes. Idle time is
+  reported apart (`idle_cost_usd`).
+- Operations (`optimizer.sim.schedule`): drained or cordoned nodes take no new requests and
+  finish their work; a failed node loses its running sequences and cache, its queued requests
+  are placed again (keeping their arrival time), and requests still on their way to it are
+  placed again when they arrive.
+
+A request meets its SLO when it is served, its TTFT and E2E are within the SLO's
+`ttft_p95_ms` and `e2e_p95_ms`, and its cost per 1k is within `max_usd_per_1k` when set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from optimizer.decision import PlacementRequest
+from optimizer.policies.base import Policy
+from optimizer.sim.engine import SimResult, Simulator
+from optimizer.sim.schedule import ScheduledEvent, load_schedule, parse_schedule
+from optimizer.topology import Topology
+
+
+def simulate(
+    topology: Topology,
+    policy: Policy,
+    requests: Sequence[PlacementRequest],
+    arrival_s: Sequence[float],
+    *,
+    events: Sequence[ScheduledEvent] = (),
+    progress: bool = False,
+    desc: str = "simulate",
+) -> SimResult:
+    """Replay `requests` arriving at `arrival_s` (sorted) under `policy`."""
+    return Simulator(topology, policy, requests, arrival_s, events).run(
+        progress=progress, desc=desc
+    )
+
+
+__all__ = [
+    "ScheduledEvent",
+    "SimResult",
+    "Simulator",
+    "load_schedule",
+    "parse_schedule",
+    "simulate",
+]

@@ -1,0 +1,209 @@
+"""One serving node in the simulator: FCFS queue, prefill, continuous-batching decode, KV, cache.
+
+The node is a vLLM-style engine without chunked prefill: at each scheduling point it prefills
+the head of its queue if the head can be admitted (a batch slot for its model and KV room for
+its whole sequence), one request at a time, stalling decode; otherwise it runs decode rounds.
+A round advances every running sequence by one token and takes, per model in the batch,
+`decode_step_ms + decode_step_ms_per_seq * batch` (models on one node take turns, so a
+single-model node has exactly the CONTRACTS §1 step). Between scheduling points the batch is
+fixed, so the node jumps straight to the round where the next sequence finishes; an arrival
+that could be admitted cuts the run at the end of the round in progress.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Callable
+from math import ceil
+
+from optimizer.decision import BLOCK_TOKENS, NodeView
+from optimizer.sim.cache import PrefixCache
+from optimizer.sim.requests import RequestTable
+
+IDLE, PREFILL, DECODE = 0, 1, 2
+
+
+class SimNode:
+    """The simulated state of one node; `views[m]` is what policies see for model index m."""
+
+    __slots__ = (
+        "index", "name", "usd_per_s", "capacity", "reserved", "state", "waiting", "in_flight",
+        "queued_tokens", "running", "batch", "decoding", "rounds", "phase", "phase_start",
+        "round_s", "planned", "current", "version", "busy_s", "share", "views", "cache",
+        "max_batch", "prefill_rate", "step_s", "per_seq_s", "block_bytes", "_table", "_wake",
+    )
+
+    def __init__(
+        self,
+        index: int,
+        views: dict[int, NodeView],
+        block_bytes: dict[int, int],
+        table: RequestTable,
+        wake: Callable[[float, int, int], None],
+    ) -> None:
+        first = next(iter(views.values()))
+        self.index = index
+        self.name = first.name
+        self.usd_per_s = first.usd_per_hour / 3600.0
+        self.capacity = first.kv_capacity_bytes
+        self.views = views
+        self.max_batch = {m: v.max_batch for m, v in views.items()}
+        self.prefill_rate = {m: v.prefill_tokens_per_s for m, v in views.items()}
+        self.step_s = {m: v.decode_step_ms / 1000.0 for m, v in views.items()}
+        self.per_seq_s = {m: v.decode_step_ms_per_seq / 1000.0 for m, v in views.items()}
+        self.block_bytes = block_bytes
+        self.state = first.state
+        self._table = table
+        self._wake = wake
+        self.cache = PrefixCache()
+        self.busy_s = 0.0
+        self.version = 0
+        # Requests placed here still crossing the network, and the prompt tokens of those plus
+        # the queued ones; both survive a failure (the engine re-places late arrivals).
+        self.in_flight = 0
+        self.queued_tokens = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self.reserved = 0
+        self.waiting: deque[int] = deque()
+        self.running = 0  # admitted sequences, prefilling or decoding
+        self.batch = {m: 0 for m in self.views}  # decoding sequences per model
+        self.decoding: list[tuple[int, int]] = []  # (finish round, request) heap
+        self.rounds = 0
+        self.phase = IDLE
+        self.phase_start = 0.0
+        self.round_s = 0.0
+        self.planned = 0
+        self.current = -1
+        # Running dollar share per sequence of each model since the start (CONTRACTS §1: a
+        # sequence pays 1/batch of each step it takes part in); a sequence pays the difference
+        # between its finish and its start.
+        self.share = {m: 0.0 for m in self.views}
+        self.cache.clear()
+
+    def sync(self) -> None:
+        """Publish the dynamic state to the views policies read."""
+        depth = len(self.waiting) + self.in_flight
+        for view in self.views.values():
+            view.state = self.state
+            view.kv_used_bytes = self.reserved
+            view.queue_depth = depth
+            view.running = self.running
+            view.queued_prompt_tokens = self.queued_tokens
+
+    # -- arrivals ----------------------------------------------------------------------------
+    def arrive(self, rid: int, now: float) -> None:
+        """A request placed here reached the node and joins the queue."""
+        self.in_flight -= 1
+        self.waiting.append(rid)
+        if self.phase == IDLE:
+            self.schedule(now)
+        elif self.phase == DECODE and len(self.waiting) == 1 and self._admissible(rid):
+            # Prefill has priority: stop the decode run at the end of the round in progress.
+            done = max(1, ceil((now - self.phase_start) / self.round_s - 1e-9))
+            if done < self.planned:
+                self.planned = done
+                self.version += 1
+                self._wake(self.phase_start + done * self.round_s, self.index, self.version)
+        self.sync()
+
+    def _admissible(self, rid: int) -> bool:
+        t = self._table
+        m = t.model[rid]
+        return self.batch[m] < self.max_batch[m] and self.reserved + t.kv_need[rid] <= self.capacity
+
+    # -- the engine loop -----------------------------------------------------------------------
+    def schedule(self, now: float) -> None:
+        """At a scheduling point: prefill the queue head if admissible, else decode, else idle."""
+        if self.waiting and self._admissible(self.waiting[0]):
+            self._start_prefill(self.waiting.popleft(), now)
+        elif self.decoding:
+            self.round_s = sum(
+                self.step_s[m] + self.per_seq_s[m] * b for m, b in self.batch.items() if b
+            )
+            self.planned = self.decoding[0][0] - self.rounds
+            self.phase, self.phase_start = DECODE, now
+            self.version += 1
+            self._wake(now + self.planned * self.round_s, self.index, self.version)
+        else:
+            self.phase = IDLE
+
+    def _start_prefill(self, rid: int, now: float) -> None:
+        t = self._table
+        m = t.model[rid]
+        hashes = t.hashes[rid]
+        matched = self.cache.match(m, hashes)
+        self.cache.use(m, hashes, matched)
+        prompt = t.prompt[rid]
+        cached = min(matched * BLOCK_TOKENS, prompt)
+        t.cached[rid] = cached
+        duration = (prompt - cached) / self.prefill_rate[m]
+        self.queued_tokens -= prompt
+        self.reserved += t.kv_need[rid]
+        self.running += 1
+        self.cache.shrink(self.capacity - self.reserved)
+        t.cost[rid] += self.usd_per_s * duration
+        self.current = rid
+        self.phase, self.phase_start = PREFILL, now
+        self.version += 1
+        self._wake(now + duration, self.index, self.version)
+
+    def wake(self, now: float) -> None:
+        """The planned prefill or decode run ended: account for it, then schedule on."""
+        t = self._table
+        if self.phase == PREFILL:
+            rid = self.current
+            self.current = -1
+            self.busy_s += now - self.phase_start
+            m = t.model[rid]
+            self.cache.insert(m, t.hashes[rid], self.block_bytes[m], self.capacity - self.reserved)
+            t.first_token(rid, now)
+            if t.output[rid] <= 1:
+                self._finish(rid, now)
+            else:
+                heapq.heappush(self.decoding, (self.rounds + t.output[rid] - 1, rid))
+                self.batch[m] += 1
+                t.share_start[rid] = self.share[m]
+        elif self.phase == DECODE:
+            k = self.planned
+            self.rounds += k
+            self.busy_s += k * self.round_s
+            for m, b in self.batch.items():
+                if b:
+                    self.share[m] += k * self.usd_per_s * (
+                        self.step_s[m] + self.per_seq_s[m] * b) / b
+            decoding = self.decoding
+            while decoding and decoding[0][0] <= self.rounds:
+                rid = heapq.heappop(decoding)[1]
+                m = t.model[rid]
+                self.batch[m] -= 1
+                t.cost[rid] += self.share[m] - t.share_start[rid]
+                self._finish(rid, now)
+        self.schedule(now)
+        self.sync()
+
+    def _finish(self, rid: int, now: float) -> None:
+        self.reserved -= self._table.kv_need[rid]
+        self.running -= 1
+        self._table.finish(rid, now)
+
+    # -- operations ------------------------------------------------------------------------------
+    def fail(self, now: float) -> list[int]:
+        """Go down: running sequences are lost, the cache is gone; returns the queued requests
+        for the engine to place again."""
+        if self.phase != IDLE:
+            self.busy_s += now - self.phase_start
+        lost = [rid for _, rid in self.decoding]
+        if self.current >= 0:
+            lost.append(self.current)
+        for rid in lost:
+            self._table.fail(rid)
+        requeue = list(self.waiting)
+        self.queued_tokens -= sum(self._table.prompt[rid] for rid in requeue)
+        self.version += 1
+        self._reset()
+        self.state = "down"
+        self.sync()
+        return requeue

@@ -1,0 +1,417 @@
+"""Topology files (CONTRACTS §1): parse, validate and query a fleet description.
+
+The schema is declared with pydantic (field types, bounds, unknown keys); cross-references
+(unique names, missing names, self-links, models that do not fit in memory) are checked after.
+Every problem is reported at once, each naming the file, the entry and the field, and a file
+with any problem yields no Topology at all, so an importer never sees half a fleet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from optimizer.errors import InputFileError
+
+GIB = 1024**3
+Tier = Literal["device", "edge", "regional", "cloud"]
+NodeRole = Literal["mixed", "prefill", "decode"]
+NodeState = Literal["active", "cordoned", "draining", "down"]
+TIERS: tuple[str, ...] = ("device", "edge", "regional", "cloud")
+NODE_STATES: tuple[str, ...] = ("active", "cordoned", "draining", "down")
+DEFAULT_INTRA_SITE_RTT_MS = 0.5
+
+
+class Route(NamedTuple):
+    """Network terms between two sites: intra-site routes move bytes for free (CONTRACTS §1)."""
+
+    rtt_s: float
+    s_per_byte: float
+    egress_usd_per_byte: float
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Site(_Entry):
+    name: str = Field(min_length=1)
+    tier: Tier
+    region: str = Field(min_length=1)
+    jurisdiction: str = Field(min_length=1)
+
+
+class Link(_Entry):
+    a: str
+    b: str
+    rtt_ms: float = Field(ge=0)
+    bandwidth_gbps: float = Field(gt=0)
+    egress_usd_per_gb: float = Field(default=0.0, ge=0)
+
+
+class Accelerator(_Entry):
+    name: str = Field(min_length=1)
+    memory_gib: float = Field(gt=0)
+
+
+class Model(_Entry):
+    name: str = Field(min_length=1)
+    memory_gib: float = Field(ge=0)
+    kv_bytes_per_token: int = Field(gt=0)
+
+
+class Profile(_Entry):
+    model: str
+    accelerator: str
+    prefill_tokens_per_s: float = Field(gt=0)
+    decode_step_ms: float = Field(gt=0)
+    decode_step_ms_per_seq: float = Field(ge=0)
+    max_batch: int = Field(gt=0)
+
+
+class Node(_Entry):
+    name: str = Field(min_length=1)
+    site: str
+    accelerator: str
+    gpus: int = Field(default=1, gt=0)
+    usd_per_hour: float = Field(ge=0)
+    models: tuple[str, ...] = Field(min_length=1)
+    role: NodeRole = "mixed"
+    # Console extensions (CONTRACTS §1 allows additions): operational state, labels and the
+    # exporter URLs the telemetry pipeline scrapes. Omitted from dumps when at their defaults.
+    state: NodeState = "active"
+    labels: dict[str, str] = Field(default_factory=dict)
+    exporters: tuple[str, ...] = ()
+
+
+class Source(_Entry):
+    name: str = Field(min_length=1)
+    site: str
+    share: float = Field(gt=0)
+    slo: str
+
+
+class Slo(_Entry):
+    name: str = Field(min_length=1)
+    ttft_p95_ms: float = Field(gt=0)
+    e2e_p95_ms: float = Field(gt=0)
+    residency: str | None = None
+    max_usd_per_1k: float | None = Field(default=None, ge=0)
+    max_error_rate: float | None = Field(default=None, ge=0, le=1)
+
+
+class ModelShare(_Entry):
+    name: str
+    share: float = Field(gt=0)
+
+
+class Workload(_Entry):
+    models: tuple[ModelShare, ...] = Field(min_length=1)
+
+
+class Topology(_Entry):
+    """A whole fleet: the parsed and cross-checked contents of one topology file."""
+
+    version: Literal[1]
+    sites: tuple[Site, ...] = Field(min_length=1)
+    links: tuple[Link, ...] = ()
+    intra_site_rtt_ms: float = Field(default=DEFAULT_INTRA_SITE_RTT_MS, ge=0)
+    accelerators: tuple[Accelerator, ...] = Field(min_length=1)
+    models: tuple[Model, ...] = Field(min_length=1)
+    profiles: tuple[Profile, ...] = Field(min_length=1)
+    nodes: tuple[Node, ...] = Field(min_length=1)
+    sources: tuple[Source, ...] = ()
+    slos: tuple[Slo, ...] = ()
+    workload: Workload | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, ignored_types=(cached_property,))
+
+    @model_validator(mode="after")
+    def _cross_references(self) -> Topology:
+        problems = list(_reference_problems(self))
+        if problems:
+            raise ValueError("\n".join(problems))
+        return self
+
+    # -- lookups ---------------------------------------------------------------------------
+    @cached_property
+    def site_by_name(self) -> dict[str, Site]:
+        return {s.name: s for s in self.sites}
+
+    @cached_property
+    def node_by_name(self) -> dict[str, Node]:
+        return {n.name: n for n in self.nodes}
+
+    @cached_property
+    def model_by_name(self) -> dict[str, Model]:
+        return {m.name: m for m in self.models}
+
+    @cached_property
+    def accelerator_by_name(self) -> dict[str, Accelerator]:
+        return {a.name: a for a in self.accelerators}
+
+    @cached_property
+    def source_by_name(self) -> dict[str, Source]:
+        return {s.name: s for s in self.sources}
+
+    @cached_property
+    def slo_by_name(self) -> dict[str, Slo]:
+        return {s.name: s for s in self.slos}
+
+    @cached_property
+    def profile_by_key(self) -> dict[tuple[str, str], Profile]:
+        return {(p.model, p.accelerator): p for p in self.profiles}
+
+    @cached_property
+    def _link_by_pair(self) -> dict[frozenset[str], Link]:
+        return {frozenset((link.a, link.b)): link for link in self.links}
+
+    @cached_property
+    def routes(self) -> dict[tuple[str, str], Route]:
+        """Every reachable ordered (source site, node site) pair with its network terms.
+
+        Precomputed because the simulator and the decision engine look routes up for every
+        candidate of every request; a missing pair is unreachable."""
+        routes: dict[tuple[str, str], Route] = {}
+        for site in self.sites:
+            routes[(site.name, site.name)] = Route(self.intra_site_rtt_ms / 1000.0, 0.0, 0.0)
+        for lk in self.links:
+            # Gbit/s to bytes/s; egress is billed per decimal GB as cloud providers do.
+            route = Route(lk.rtt_ms / 1000.0, 8.0 / (lk.bandwidth_gbps * 1e9),
+                          lk.egress_usd_per_gb / 1e9)
+            routes[(lk.a, lk.b)] = route
+            routes[(lk.b, lk.a)] = route
+        return routes
+
+    def link(self, site_a: str, site_b: str) -> Link | None:
+        """The link joining two different sites, or None when they are unreachable."""
+        return self._link_by_pair.get(frozenset((site_a, site_b)))
+
+    def rtt_ms(self, site_a: str, site_b: str) -> float | None:
+        """Round-trip time between sites; None means unreachable (no link)."""
+        if site_a == site_b:
+            return self.intra_site_rtt_ms
+        link = self.link(site_a, site_b)
+        return None if link is None else link.rtt_ms
+
+    def profile(self, model: str, accelerator: str) -> Profile:
+        return self.profile_by_key[(model, accelerator)]
+
+    def kv_capacity_bytes(self, node: Node) -> int:
+        """KV room: node memory left after the weights of every model it serves (CONTRACTS §1)."""
+        return _kv_capacity_bytes(node, self.accelerator_by_name, self.model_by_name)
+
+    def model_shares(self) -> list[tuple[str, float]]:
+        """The workload mix; without one, every served model is equally likely."""
+        if self.workload is not None:
+            return [(m.name, m.share) for m in self.workload.models]
+        served = sorted({m for n in self.nodes for m in n.models})
+        return [(name, 1.0) for name in served]
+
+    # -- serialisation ---------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The file form: defaults of the console's extensions are left out, so a dump of a
+        contract-only file is a contract-only file."""
+        data = self.model_dump(mode="json", exclude_none=True)
+        for node in data["nodes"]:
+            for key, default in (("state", "active"), ("labels", {}), ("exporters", [])):
+                if node.get(key) == default:
+                    node.pop(key)
+        if not data["sources"]:
+            data.pop("sources")
+        if not data["slos"]:
+            data.pop("slos")
+        if not data["links"]:
+            data.pop("links")
+        return data
+
+
+def _kv_capacity_bytes(
+    node: Node, accelerators: dict[str, Accelerator], models: dict[str, Model]
+) -> int:
+    total = node.gpus * accelerators[node.accelerator].memory_gib
+    weights = sum(models[m].memory_gib for m in node.models)
+    return int((total - weights) * GIB)
+
+
+def _entry_label(section: str, index: int, entry: Any) -> str:
+    name = getattr(entry, "name", None)
+    if name is None and isinstance(entry, Link):
+        name = f"{entry.a}<->{entry.b}"
+    if name is None and isinstance(entry, Profile):
+        name = f"{entry.model}@{entry.accelerator}"
+    return f"{section}[{index}] ({name})" if name else f"{section}[{index}]"
+
+
+def _duplicates(section: str, keys: Sequence[Any], entries: Sequence[Any]) -> Iterable[str]:
+    seen: dict[Any, int] = {}
+    for index, (key, entry) in enumerate(zip(keys, entries, strict=True)):
+        if key in seen:
+            yield (
+                f"{_entry_label(section, index, entry)}: duplicate name {key!r} "
+                f"(first at {section}[{seen[key]}])"
+            )
+        else:
+            seen[key] = index
+
+
+def _reference_problems(t: Topology) -> Iterable[str]:
+    yield from _duplicates("sites", [s.name for s in t.sites], t.sites)
+    yield from _duplicates("accelerators", [a.name for a in t.accelerators], t.accelerators)
+    yield from _duplicates("models", [m.name for m in t.models], t.models)
+    yield from _duplicates("nodes", [n.name for n in t.nodes], t.nodes)
+    yield from _duplicates("sources", [s.name for s in t.sources], t.sources)
+    yield from _duplicates("slos", [s.name for s in t.slos], t.slos)
+    yield from _duplicates(
+        "links", [frozenset((lk.a, lk.b)) for lk in t.links], t.links
+    )
+    yield from _duplicates(
+        "profiles", [(p.model, p.accelerator) for p in t.profiles], t.profiles
+    )
+
+    sites = {s.name for s in t.sites}
+    accelerators = {a.name: a for a in t.accelerators}
+    models = {m.name: m for m in t.models}
+    slos = {s.name for s in t.slos}
+    profiles = {(p.model, p.accelerator) for p in t.profiles}
+
+    def missing(label: str, field: str, kind: str, value: str, known: Iterable[str]) -> str | None:
+        return None if value in known else f"{label}: field '{field}': unknown {kind} {value!r}"
+
+    checks: list[str | None] = []
+    for i, link in enumerate(t.links):
+        label = _entry_label("links", i, link)
+        checks += [missing(label, "a", "site", link.a, sites),
+                   missing(label, "b", "site", link.b, sites)]
+        if link.a == link.b:
+            checks.append(f"{label}: a link joins site {link.a!r} to itself")
+    for i, prof in enumerate(t.profiles):
+        label = _entry_label("profiles", i, prof)
+        checks += [missing(label, "model", "model", prof.model, models),
+                   missing(label, "accelerator", "accelerator", prof.accelerator, accelerators)]
+    for i, node in enumerate(t.nodes):
+        label = _entry_label("nodes", i, node)
+        checks.append(missing(label, "site", "site", node.site, sites))
+        checks.append(missing(label, "accelerator", "accelerator", node.accelerator, accelerators))
+        node_models_known = True
+        for m in node.models:
+            problem = missing(label, "models", "model", m, models)
+            checks.append(problem)
+            node_models_known &= problem is None
+            if (
+                problem is None
+                and node.accelerator in accelerators
+                and (m, node.accelerator) not in profiles
+            ):
+                checks.append(
+                    f"{label}: field 'models': no profile for model {m!r} on "
+                    f"accelerator {node.accelerator!r}"
+                )
+        if node_models_known and node.accelerator in accelerators:
+            capacity = _kv_capacity_bytes(node, accelerators, models)
+            if capacity <= 0:
+                checks.append(
+                    f"{label}: field 'models': the served models need "
+                    f"{sum(models[m].memory_gib for m in node.models):g} GiB but the node has "
+                    f"{node.gpus * accelerators[node.accelerator].memory_gib:g} GiB"
+                )
+    for i, source in enumerate(t.sources):
+        label = _entry_label("sources", i, source)
+        checks += [missing(label, "site", "site", source.site, sites),
+                   missing(label, "slo", "slo", source.slo, slos)]
+    if t.workload is not None:
+        for i, share in enumerate(t.workload.models):
+            checks.append(
+                missing(f"workload.models[{i}]", "name", "model", share.name, models)
+            )
+    yield from (c for c in checks if c is not None)
+
+
+# -- loading -------------------------------------------------------------------------------
+
+
+def _line_of(node: yaml.Node | None, loc: Sequence[str | int]) -> int | None:
+    """The 1-based line of the YAML node at a pydantic error location, if it can be found."""
+    for part in loc:
+        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+            node = next((v for k, v in node.value if k.value == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            node = node.value[part] if part < len(node.value) else None
+        else:
+            break
+        if node is None:
+            return None
+    return None if node is None else node.start_mark.line + 1
+
+
+def _describe(error: dict[str, Any], raw: dict[str, Any]) -> tuple[str, tuple[str | int, ...]]:
+    loc = tuple(error["loc"])
+    if error["type"] == "value_error" and not loc:
+        return str(error["ctx"]["error"]), loc
+    parts: list[str] = []
+    entry_done = False
+    for i, part in enumerate(loc):
+        if isinstance(part, int) and not entry_done:
+            section = loc[i - 1] if i else ""
+            entry = raw.get(section, [None] * (part + 1)) if isinstance(section, str) else None
+            item = entry[part] if isinstance(entry, list) and part < len(entry) else None
+            name = item.get("name") if isinstance(item, dict) else None
+            parts[-1] = f"{section}[{part}]" + (f" ({name})" if name else "")
+            entry_done = True
+        else:
+            parts.append(str(part))
+    where = parts[0] if parts else "file"
+    field = ".".join(parts[1:])
+    message = error["msg"]
+    if error["type"] == "missing":
+        message = "required field is missing"
+    elif error["type"] == "extra_forbidden":
+        message = "unknown field"
+    return (f"{where}: field '{field}': {message}" if field else f"{where}: {message}"), loc
+
+
+def parse_topology(text: str, path: str = "<topology>") -> Topology:
+    """Parse topology YAML text; raise InputFileError listing every problem."""
+    try:
+        tree = yaml.compose(text, Loader=yaml.SafeLoader)
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "file"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputFileError(path, [f"{path}: {where}: malformed YAML: {problem}"]) from exc
+    if not isinstance(raw, dict):
+        raise InputFileError(path, [f"{path}: the file must be a YAML mapping with version: 1"])
+    try:
+        return Topology.model_validate(raw)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            message, loc = _describe(dict(error), raw)
+            if not loc and error["type"] == "value_error":
+                problems += [f"{path}: {line}" for line in message.removeprefix(
+                    "Value error, ").splitlines()]
+                continue
+            line = _line_of(tree, loc)
+            problems.append(f"{path}:{line}: {message}" if line else f"{path}: {message}")
+        raise InputFileError(path, problems) from exc
+
+
+def load_topology(path: str | Path) -> Topology:
+    """Read and validate a topology file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputFileError(str(p), [f"{p}: cannot read file: {exc.strerror}"]) from exc
+    return parse_topology(text, str(p))
+
+
+def dump_topology(topology: Topology) -> str:
+    """The YAML text of a topology, in the file order of CONTRACTS §1."""
+    return yaml.safe_dump(topology.to_dict(), sort_keys=False, default_flow_style=None, width=100)

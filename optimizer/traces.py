@@ -1,0 +1,175 @@
+"""Request arrival traces (CONTRACTS §2): Azure LLM inference CSV and Mooncake JSONL.
+
+The format is picked by extension. Azure CSV rows are `TIMESTAMP,ContextTokens,
+GeneratedTokens` with wall-clock timestamps; Mooncake JSONL lines carry `timestamp` (ms from
+the start), `input_length`, `output_length` and `hash_ids` (ids of the prompt's 512-token
+blocks). Azure traces have no prefix information, so each Azure request gets block ids of its
+own (negative, so they never meet a Mooncake id) and nothing is shared between requests.
+Arrivals are made relative to the first request and sorted (stable), so any file in these
+formats replays, not only the two shipped ones.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from optimizer.decision import BLOCK_TOKENS, PlacementRequest, placement_request
+from optimizer.errors import InputFileError
+from optimizer.topology import Topology
+
+TRACE_SUFFIXES = (".csv", ".jsonl")
+_AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRequest:
+    """One arrival of a trace: when, how long its prompt and output are, and its blocks."""
+
+    arrival_s: float
+    prompt_tokens: int
+    output_tokens: int
+    hash_ids: tuple[int, ...]
+
+
+def _count(value: object, field: str, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError(f"{where}: field '{field}': expected a whole number, got {value!r}")
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(
+            f"{where}: field '{field}': expected a whole number, got {value!r}"
+        ) from None
+    if number < 0:
+        raise ValueError(f"{where}: field '{field}': must not be negative, got {number}")
+    return number
+
+
+def _azure_time(text: str, where: str) -> float:
+    """Seconds since the epoch of an Azure timestamp; its 7 fractional digits are more than
+    `datetime.fromisoformat` takes, so the fraction is parsed on its own."""
+    whole, _, fraction = text.strip().partition(".")
+    try:
+        seconds = datetime.fromisoformat(whole).timestamp()
+        return seconds + (float("0." + fraction) if fraction else 0.0)
+    except ValueError:
+        raise ValueError(f"{where}: field 'TIMESTAMP': not a timestamp: {text!r}") from None
+
+
+def _read_azure(path: Path, limit: int | None) -> list[TraceRequest]:
+    rows: list[TraceRequest] = []
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        if header is None or tuple(h.strip() for h in header[:3]) != _AZURE_COLUMNS:
+            raise ValueError(f"{path}:1: expected the header {','.join(_AZURE_COLUMNS)}")
+        next_block = -1
+        for row in reader:
+            if limit is not None and len(rows) >= limit:
+                break
+            where = f"{path}:{reader.line_num}"
+            if not row:
+                continue
+            if len(row) < 3:
+                raise ValueError(f"{where}: expected 3 columns, got {len(row)}")
+            prompt = _count(row[1].strip(), "ContextTokens", where)
+            blocks = -(-prompt // BLOCK_TOKENS)
+            hashes = tuple(range(next_block, next_block - blocks, -1))
+            next_block -= blocks
+            rows.append(TraceRequest(_azure_time(row[0], where), prompt,
+                                     _count(row[2].strip(), "GeneratedTokens", where), hashes))
+    return rows
+
+
+def _read_mooncake(path: Path, limit: int | None) -> list[TraceRequest]:
+    rows: list[TraceRequest] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if limit is not None and len(rows) >= limit:
+                break
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: malformed JSON: {exc.msg}") from None
+            if not isinstance(item, dict):
+                raise ValueError(f"{where}: expected a JSON object")
+            for field in ("timestamp", "input_length", "output_length"):
+                if field not in item:
+                    raise ValueError(f"{where}: field '{field}' is missing")
+            stamp = item["timestamp"]
+            if isinstance(stamp, bool) or not isinstance(stamp, int | float) or stamp < 0:
+                raise ValueError(f"{where}: field 'timestamp': expected milliseconds >= 0")
+            hashes = item.get("hash_ids", [])
+            if not isinstance(hashes, list) or not all(
+                isinstance(h, int) and not isinstance(h, bool) for h in hashes
+            ):
+                raise ValueError(f"{where}: field 'hash_ids': expected a list of integers")
+            rows.append(TraceRequest(stamp / 1000.0, _count(item["input_length"],
+                                     "input_length", where),
+                                     _count(item["output_length"], "output_length", where),
+                                     tuple(hashes)))
+    return rows
+
+
+def load_trace(path: str | Path, *, limit: int | None = None, load: float = 1.0) -> list[TraceRequest]:
+    """Read a trace (the first `limit` requests), with arrivals relative to the first one and
+    compressed by `load` (2.0 replays twice as fast). Raise InputFileError naming the line."""
+    p = Path(path)
+    if load <= 0:
+        raise InputFileError(str(p), [f"--load must be positive, got {load:g}"])
+    reader = {".csv": _read_azure, ".jsonl": _read_mooncake}.get(p.suffix.lower())
+    if reader is None:
+        raise InputFileError(str(p), [f"{p}: unknown trace format {p.suffix!r}; expected "
+                                      f"{' or '.join(TRACE_SUFFIXES)}"])
+    try:
+        rows = reader(p, limit)
+    except OSError as exc:
+        raise InputFileError(str(p), [f"{p}: cannot read file: {exc.strerror}"]) from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputFileError(str(p), [str(exc)]) from exc
+    if not rows:
+        raise InputFileError(str(p), [f"{p}: the trace has no requests"])
+    start = min(r.arrival_s for r in rows)
+    rows.sort(key=lambda r: r.arrival_s)
+    return [TraceRequest((r.arrival_s - start) / load, r.prompt_tokens, r.output_tokens,
+                         r.hash_ids) for r in rows]
+
+
+def draw_requests(
+    trace: list[TraceRequest], topology: Topology, seed: int
+) -> list[PlacementRequest]:
+    """Give each arrival a source (by `sources` share) and a model (by `workload` share), both
+    drawn with the run's seed (CONTRACTS §2). A topology without sources sends every request
+    from its first site with no SLO."""
+    rng = np.random.default_rng(seed)
+    n = len(trace)
+    if topology.sources:
+        shares = np.array([s.share for s in topology.sources], dtype=np.float64)
+        source_idx = rng.choice(len(shares), size=n, p=shares / shares.sum())
+    else:
+        source_idx = np.zeros(n, dtype=np.int64)
+    model_shares = topology.model_shares()
+    weights = np.array([share for _, share in model_shares], dtype=np.float64)
+    model_idx = rng.choice(len(weights), size=n, p=weights / weights.sum())
+    requests = []
+    for i, item in enumerate(trace):
+        model = model_shares[int(model_idx[i])][0]
+        if topology.sources:
+            source = topology.sources[int(source_idx[i])]
+            site, slo, name = source.site, source.slo, source.name
+        else:
+            site, slo, name = topology.sites[0].name, None, None
+        requests.append(placement_request(
+            topology, model=model, source_site=site, slo=slo, prompt_tokens=item.prompt_tokens,
+            max_output_tokens=item.output_tokens, prefix_hashes=item.hash_ids, source=name,
+        ))
+    return requests

@@ -1,0 +1,74 @@
+"""Shared fixtures: paths to the real data, personas for each role, and API clients."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO.parent / "shared" / "data"
+TOPOLOGIES = REPO / "optimizer" / "topologies"
+CONTRACT_EXAMPLE = TOPOLOGIES / "contract-example.yaml"
+ROLES = ("viewer", "operator", "admin", "service")
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    if not DATA.is_dir():
+        pytest.skip(f"shared data not found at {DATA}")
+    return DATA
+
+
+@pytest.fixture(autouse=True)
+def _eager_celery(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.CELERY_TASK_EAGER_PROPAGATES = True
+    # Real hashing costs ~0.3 s a user; tests make many personas.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def fleet(db):  # type: ignore[no-untyped-def]
+    """The example fleet of CONTRACTS §1, loaded into the inventory."""
+    from console.inventory.services import topology_import
+    from optimizer.topology import load_topology
+
+    topology = load_topology(CONTRACT_EXAMPLE)
+    topology_import(topology=topology)
+    return topology
+
+
+@pytest.fixture
+def client_for(db) -> Callable[[str | None], object]:  # type: ignore[no-untyped-def]
+    """An API client acting as a persona: None (anonymous), or one of ROLES.
+
+    Humans sign in with a session; the `service` persona sends an API key, as services do.
+    """
+    from django.contrib.auth.models import Group, User
+    from rest_framework.test import APIClient
+
+    from console.access.services import api_key_create
+
+    def make(role: str | None) -> APIClient:
+        client = APIClient()
+        if role == "service":
+            issued = api_key_create(name=f"svc-{ApiKeyCounter.next()}", role="service")
+            client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.secret}")
+        elif role is not None:
+            user = User.objects.create_user(f"{role}-{ApiKeyCounter.next()}", password="pw-12345")
+            user.groups.add(Group.objects.get_or_create(name=role)[0])
+            client.force_login(user)
+        return client
+
+    return make
+
+
+class ApiKeyCounter:
+    value = 0
+
+    @classmethod
+    def next(cls) -> int:
+        cls.value += 1
+        return cls.value

@@ -1,0 +1,147 @@
+"""Every API route × every persona against one table of expectations (CONTRACTS §4).
+
+The table below is the access policy. A route missing from it fails the test, so a new
+endpoint cannot ship without a decided rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from tests.conftest import ROLES
+
+pytestmark = pytest.mark.django_db
+
+R = frozenset({"viewer", "operator", "admin"})  # read
+W = frozenset({"operator", "admin"})  # write inventory
+A = frozenset({"admin"})
+S = frozenset({"service", "operator", "admin"})  # service endpoints
+EVERYONE = frozenset(ROLES)
+
+
+def _crud(read: frozenset[str] = R, write: frozenset[str] = W) -> dict[str, dict[str, Any]]:
+    return {
+        "list": {"GET": read, "POST": write},
+        "detail": {"GET": read, "PUT": write, "PATCH": write, "DELETE": write},
+    }
+
+
+# route name -> {HTTP method: roles allowed}
+EXPECTED: dict[str, dict[str, frozenset[str]]] = {
+    "me": {"GET": EVERYONE},
+    "apikey-list": {"GET": A, "POST": A},
+    "apikey-detail": {"GET": A},
+    "apikey-revoke": {"POST": A},
+    "topology": {"GET": R, "PUT": W},
+    "node-drain": {"POST": W},
+    "node-cordon": {"POST": W},
+    "node-uncordon": {"POST": W},
+    "node-mark-down": {"POST": W},
+}
+for basename in (
+    "site",
+    "link",
+    "accelerator",
+    "servedmodel",
+    "profile",
+    "node",
+    "slo",
+    "source",
+    "workloadshare",
+):
+    for kind, methods in _crud().items():
+        EXPECTED[f"{basename}-{kind}"] = methods
+
+
+def _api_routes() -> dict[str, tuple[str, Any]]:
+    """name -> (regex route, callback) for every route under /api/v1/."""
+    found: dict[str, tuple[str, Any]] = {}
+
+    def walk(patterns: list[Any], prefix: str) -> None:
+        for p in patterns:
+            route = prefix + str(p.pattern)
+            if isinstance(p, URLResolver):
+                walk(p.url_patterns, route)
+            elif isinstance(p, URLPattern) and route.startswith("api/v1/"):
+                found[p.name or route] = (route, p.callback)
+
+    walk(get_resolver().url_patterns, "")
+    return found
+
+
+def _methods(callback: Any) -> set[str]:
+    actions = getattr(callback, "actions", None)
+    if actions:
+        return {m.upper() for m in actions}
+    view = callback.view_class
+    return {
+        m.upper()
+        for m in view.http_method_names
+        if hasattr(view, m) and m not in ("options", "head")
+    }
+
+
+def test_every_api_route_has_a_rule() -> None:
+    routes = _api_routes()
+    missing = sorted(set(routes) - set(EXPECTED))
+    assert not missing, f"routes without an access rule in EXPECTED: {missing}"
+    for name, (_, callback) in routes.items():
+        assert _methods(callback) == set(EXPECTED[name]), name
+
+
+def _url_for(name: str, fleet_ids: dict[str, str]) -> str:
+    from django.urls import reverse
+
+    basename = name.rsplit("-", 1)[0]
+    if name.endswith(("-list",)) or name in ("me", "topology"):
+        return reverse(name)
+    key = "mark-down" if name.endswith("mark-down") else None
+    base = name.removesuffix("-mark-down") if key else basename
+    lookup = fleet_ids[base]
+    kwarg = "pk" if base in ("link", "profile", "workloadshare", "apikey") else "name"
+    return reverse(name, kwargs={kwarg: lookup})
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_route_answers_each_persona_as_the_table_says(
+    name: str, fleet: Any, client_for: Any
+) -> None:
+    from console.access.services import api_key_create
+    from console.inventory.models import Link, Profile, WorkloadShare
+
+    ids = {
+        "site": "muc-edge",
+        "accelerator": "l4",
+        "servedmodel": "llama-3.1-8b",
+        "node": "muc-l4-1",
+        "slo": "batch",
+        "source": "us-batch",
+        "link": str(Link.objects.first().pk),
+        "profile": str(Profile.objects.first().pk),
+        "workloadshare": str(WorkloadShare.objects.first().pk),
+        "apikey": str(api_key_create(name="target", role="viewer").api_key.pk),
+    }
+    url = _url_for(name, ids)
+    clients = {role: client_for(role) for role in (None, *ROLES)}
+    for method, allowed in EXPECTED[name].items():
+        # Each persona tries the call; unauthorised ones must not reach the view at all.
+        # Allowed personas go last, so a successful DELETE cannot hide a 403/401.
+        ordered = [
+            None,
+            *[r for r in ROLES if r not in allowed],
+            *[r for r in ROLES if r in allowed],
+        ]
+        for role in ordered:
+            response = getattr(clients[role], method.lower())(url, {}, format="json")
+            got = response.status_code
+            if role is None:
+                assert got == 401, f"anonymous {method} {url}: {got}"
+                assert "message" in response.json()
+            elif role in allowed:
+                assert got not in (401, 403), f"{role} {method} {url}: {got} {response.content!r}"
+            else:
+                assert got == 403, f"{role} {method} {url}: {got}"
+                assert "message" in response.json()
