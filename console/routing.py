@@ -1,5 +1,7 @@
-"""Websocket routes, one list for the whole console (the live app adds its consumers)."""
+"""Websocket routes, one list for the whole console."""
 
-from django.urls import URLPattern
+from django.urls import path
 
-websocket_urlpatterns: list[URLPattern] = []
+from console.live.consumers import LiveConsumer
+
+websocket_urlpatterns = [path("ws/live/", LiveConsumer.as_asgi())]

@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "channels",
     "console.access",
     "console.inventory",
+    "console.live",
 ]
 
 MIDDLEWARE = [

@@ -24,6 +24,7 @@ from console.inventory.models import (
     Source,
     WorkloadShare,
 )
+from console.live.events import send_event
 from optimizer.topology import Topology
 
 
@@ -254,8 +255,11 @@ def node_change_state(*, node: Node, action: str, reason: str = "") -> Node:
             f"Cannot {action.replace('_', ' ')} node {node.name!r}: it is {node.state}.",
             status_code=409,
         )
+    previous = node.state
     node.state = TARGET_STATE[action]
     node.state_reason = reason
     node.state_changed_at = timezone.now()
     node.save(update_fields=["state", "state_reason", "state_changed_at"])
+    send_event("node.state", {"node": node.name, "state": node.state, "previous": previous,
+                              "reason": reason, "ts": node.state_changed_at.isoformat()})
     return node

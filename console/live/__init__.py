@@ -1,0 +1,1 @@
+"""The live stream: realtime events for the dashboard over Channels websockets."""

@@ -1,0 +1,35 @@
+"""The one way to put an event on the live stream: `send_event(type, data)`.
+
+Called from services only. Inside a transaction the event leaves after commit (a rolled-back
+change is never announced); the channel layer is asked without waiting on the caller's
+thread, and a dead channel layer (Redis down) loses the event, never the request.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+from console.live.schemas import validate_event
+
+logger = logging.getLogger(__name__)
+LIVE_GROUP = "live"
+
+
+def send_event(event_type: str, data: dict[str, Any]) -> None:
+    message = validate_event(event_type, data)
+    transaction.on_commit(lambda: _publish(message))
+
+
+def _publish(message: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(LIVE_GROUP, {"type": "live.event", "event": message})
+    except Exception:  # the stream is best-effort; the write it reports already happened
+        logger.warning("live event %s not delivered", message.get("type"), exc_info=True)

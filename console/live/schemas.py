@@ -1,0 +1,99 @@
+"""One schema per live event type (CONTRACTS §4: JSON messages with a `type` field).
+
+Events are checked against these when sent, so a producer cannot drift from what the
+dashboard expects; tests assert every producer's events validate.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class DecisionEvent(_Event):
+    decision_id: str
+    node: str | None
+    site: str | None
+    model: str
+    slo: str | None
+    policy: str
+    fallbacks: list[str]
+    latency_us: float
+    ts: str
+
+
+class DecisionSummaryEvent(_Event):
+    """Aggregated counts for a time slice, sent instead of every decision under load."""
+
+    window_s: float
+    total: int
+    by_node: dict[str, int]
+    by_policy: dict[str, int]
+    sampled: int
+
+
+class NodeStateEvent(_Event):
+    node: str
+    state: str
+    previous: str | None = None
+    reason: str = ""
+    ts: str
+
+
+class NodeFreshnessEvent(_Event):
+    node: str
+    fresh: bool
+    age_s: float | None
+    ts: str
+
+
+class BreachEvent(_Event):
+    id: int
+    status: Literal["open", "resolved"]
+    slo: str
+    model: str
+    node: str
+    metric: str
+    observed: float
+    threshold: float
+    ts: str
+
+
+class TrainingProgressEvent(_Event):
+    run_id: int
+    status: str
+    progress: float
+    message: str = ""
+
+
+class PolicyTransitionEvent(_Event):
+    version_id: int
+    name: str
+    version: str
+    from_state: str
+    to_state: str
+    actor: str
+    reason: str = ""
+    ts: str
+
+
+EVENT_SCHEMAS: dict[str, type[_Event]] = {
+    "decision": DecisionEvent,
+    "decision.summary": DecisionSummaryEvent,
+    "node.state": NodeStateEvent,
+    "node.freshness": NodeFreshnessEvent,
+    "breach": BreachEvent,
+    "training.progress": TrainingProgressEvent,
+    "policy.transition": PolicyTransitionEvent,
+}
+
+
+def validate_event(event_type: str, data: dict[str, Any]) -> dict[str, Any]:
+    """The event as sent on the wire: `{"type": ..., **data}`; raises on a schema mismatch."""
+    schema = EVENT_SCHEMAS[event_type]
+    return {"type": event_type, **schema.model_validate(data).model_dump(mode="json")}
