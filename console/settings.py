@@ -167,6 +167,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Fleet inventory, telemetry ingest and placement decisions for LLM inference.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
@@ -176,3 +177,4 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
+LOCUS_API_KEY_CACHE_SECONDS: float = env.float("LOCUS_API_KEY_CACHE_SECONDS", default=30.0)

@@ -47,8 +47,15 @@ class Workload:
 
     def run(self, spec: str, seed: int, progress: bool) -> tuple[dict[str, Any], SimResult]:
         policy = load_policy(spec, self.topology, seed)
-        result = simulate(self.topology, policy, self.requests, self.arrival_s,
-                          events=self.events, progress=progress, desc=spec)
+        result = simulate(
+            self.topology,
+            policy,
+            self.requests,
+            self.arrival_s,
+            events=self.events,
+            progress=progress,
+            desc=spec,
+        )
         return build_report(result, self.topology, spec), result
 
 
@@ -121,8 +128,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
         work = Workload(args)
         for spec in args.policies:
             report, _ = work.run(spec, args.seed, _progress())
-            rows.append((work.trace_name, spec, report["sim_seconds"], report["wall_seconds"],
-                         report["sim_speedup"]))
+            rows.append(
+                (
+                    work.trace_name,
+                    spec,
+                    report["sim_seconds"],
+                    report["wall_seconds"],
+                    report["sim_speedup"],
+                )
+            )
     print(f"topology: {args.topology} ({len(work.topology.nodes)} nodes), load {args.load:g}x")
     print(f"{'trace':<28}{'policy':<16}{'sim s':>9}{'wall s':>9}{'sim_speedup':>13}")
     for trace_name, spec, sim_s, wall_s, speedup in rows:
@@ -131,15 +145,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _common(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
-    parser.add_argument("--topology", required=trace, default=str(DEFAULT_TOPOLOGY),
-                        help="topology YAML (CONTRACTS §1)")
+    parser.add_argument(
+        "--topology",
+        required=trace,
+        default=str(DEFAULT_TOPOLOGY),
+        help="topology YAML (CONTRACTS §1)",
+    )
     if trace:
         parser.add_argument("--trace", required=True, help="Azure .csv or Mooncake .jsonl")
-    parser.add_argument("--load", type=float, default=1.0,
-                        help="scale the arrival rate (2 replays twice as fast)")
+    parser.add_argument(
+        "--load", type=float, default=1.0, help="scale the arrival rate (2 replays twice as fast)"
+    )
     parser.add_argument("--limit", type=int, default=None, help="use the first N requests")
-    parser.add_argument("--events", default=None,
-                        help="YAML/JSON schedule of drain/cordon/fail/recover events")
+    parser.add_argument(
+        "--events", default=None, help="YAML/JSON schedule of drain/cordon/fail/recover events"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed for sources, models, policies")
 
 
@@ -155,8 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = commands.add_parser("evaluate", help="compare policies on the same arrivals")
     _common(ev)
-    ev.add_argument("--policies", type=_policy_list, default=list(POLICY_NAMES),
-                    help="comma-separated policies (default: every built-in)")
+    ev.add_argument(
+        "--policies",
+        type=_policy_list,
+        default=list(POLICY_NAMES),
+        help="comma-separated policies (default: every built-in)",
+    )
     ev.add_argument("--report", required=True, help="JSON report; plots are written beside it")
     ev.set_defaults(func=cmd_evaluate)
 

@@ -114,7 +114,8 @@ def node_view(
         queue_depth=queue_depth,
         running=running,
         max_batch=profile.max_batch * node.gpus if served and profile else 0,
-        prefill_tokens_per_s=profile.prefill_tokens_per_s * node.gpus if served and profile
+        prefill_tokens_per_s=profile.prefill_tokens_per_s * node.gpus
+        if served and profile
         else 0.0,
         decode_step_ms=profile.decode_step_ms if served and profile else 0.0,
         decode_step_ms_per_seq=profile.decode_step_ms_per_seq if served and profile else 0.0,

@@ -37,8 +37,9 @@ def write_plots(
         if values.size:
             ordered = np.sort(values)
             ax.plot(ordered, np.arange(1, ordered.size + 1) / ordered.size, label=name)
-    ax.axvline(oracle["ttft_ms"]["mean"] / 1000.0, color="black", linestyle=":",
-               label="oracle mean")
+    ax.axvline(
+        oracle["ttft_ms"]["mean"] / 1000.0, color="black", linestyle=":", label="oracle mean"
+    )
     ax.set_xscale("log")
     ax.set_xlabel("time to first token (s, log scale)")
     ax.set_ylabel("fraction of served requests")

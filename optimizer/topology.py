@@ -182,8 +182,9 @@ class Topology(_Entry):
             routes[(site.name, site.name)] = Route(self.intra_site_rtt_ms / 1000.0, 0.0, 0.0)
         for lk in self.links:
             # Gbit/s to bytes/s; egress is billed per decimal GB as cloud providers do.
-            route = Route(lk.rtt_ms / 1000.0, 8.0 / (lk.bandwidth_gbps * 1e9),
-                          lk.egress_usd_per_gb / 1e9)
+            route = Route(
+                lk.rtt_ms / 1000.0, 8.0 / (lk.bandwidth_gbps * 1e9), lk.egress_usd_per_gb / 1e9
+            )
             routes[(lk.a, lk.b)] = route
             routes[(lk.b, lk.a)] = route
         return routes
@@ -267,12 +268,8 @@ def _reference_problems(t: Topology) -> Iterable[str]:
     yield from _duplicates("nodes", [n.name for n in t.nodes], t.nodes)
     yield from _duplicates("sources", [s.name for s in t.sources], t.sources)
     yield from _duplicates("slos", [s.name for s in t.slos], t.slos)
-    yield from _duplicates(
-        "links", [frozenset((lk.a, lk.b)) for lk in t.links], t.links
-    )
-    yield from _duplicates(
-        "profiles", [(p.model, p.accelerator) for p in t.profiles], t.profiles
-    )
+    yield from _duplicates("links", [frozenset((lk.a, lk.b)) for lk in t.links], t.links)
+    yield from _duplicates("profiles", [(p.model, p.accelerator) for p in t.profiles], t.profiles)
 
     sites = {s.name for s in t.sites}
     accelerators = {a.name: a for a in t.accelerators}
@@ -286,14 +283,18 @@ def _reference_problems(t: Topology) -> Iterable[str]:
     checks: list[str | None] = []
     for i, link in enumerate(t.links):
         label = _entry_label("links", i, link)
-        checks += [missing(label, "a", "site", link.a, sites),
-                   missing(label, "b", "site", link.b, sites)]
+        checks += [
+            missing(label, "a", "site", link.a, sites),
+            missing(label, "b", "site", link.b, sites),
+        ]
         if link.a == link.b:
             checks.append(f"{label}: a link joins site {link.a!r} to itself")
     for i, prof in enumerate(t.profiles):
         label = _entry_label("profiles", i, prof)
-        checks += [missing(label, "model", "model", prof.model, models),
-                   missing(label, "accelerator", "accelerator", prof.accelerator, accelerators)]
+        checks += [
+            missing(label, "model", "model", prof.model, models),
+            missing(label, "accelerator", "accelerator", prof.accelerator, accelerators),
+        ]
     for i, node in enumerate(t.nodes):
         label = _entry_label("nodes", i, node)
         checks.append(missing(label, "site", "site", node.site, sites))
@@ -322,13 +323,13 @@ def _reference_problems(t: Topology) -> Iterable[str]:
                 )
     for i, source in enumerate(t.sources):
         label = _entry_label("sources", i, source)
-        checks += [missing(label, "site", "site", source.site, sites),
-                   missing(label, "slo", "slo", source.slo, slos)]
+        checks += [
+            missing(label, "site", "site", source.site, sites),
+            missing(label, "slo", "slo", source.slo, slos),
+        ]
     if t.workload is not None:
         for i, share in enumerate(t.workload.models):
-            checks.append(
-                missing(f"workload.models[{i}]", "name", "model", share.name, models)
-            )
+            checks.append(missing(f"workload.models[{i}]", "name", "model", share.name, models))
     yield from (c for c in checks if c is not None)
 
 
@@ -394,8 +395,9 @@ def parse_topology(text: str, path: str = "<topology>") -> Topology:
         for error in exc.errors():
             message, loc = _describe(dict(error), raw)
             if not loc and error["type"] == "value_error":
-                problems += [f"{path}: {line}" for line in message.removeprefix(
-                    "Value error, ").splitlines()]
+                problems += [
+                    f"{path}: {line}" for line in message.removeprefix("Value error, ").splitlines()
+                ]
                 continue
             line = _line_of(tree, loc)
             problems.append(f"{path}:{line}: {message}" if line else f"{path}: {message}")

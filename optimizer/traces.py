@@ -82,8 +82,14 @@ def _read_azure(path: Path, limit: int | None) -> list[TraceRequest]:
             blocks = -(-prompt // BLOCK_TOKENS)
             hashes = tuple(range(next_block, next_block - blocks, -1))
             next_block -= blocks
-            rows.append(TraceRequest(_azure_time(row[0], where), prompt,
-                                     _count(row[2].strip(), "GeneratedTokens", where), hashes))
+            rows.append(
+                TraceRequest(
+                    _azure_time(row[0], where),
+                    prompt,
+                    _count(row[2].strip(), "GeneratedTokens", where),
+                    hashes,
+                )
+            )
     return rows
 
 
@@ -113,14 +119,20 @@ def _read_mooncake(path: Path, limit: int | None) -> list[TraceRequest]:
                 isinstance(h, int) and not isinstance(h, bool) for h in hashes
             ):
                 raise ValueError(f"{where}: field 'hash_ids': expected a list of integers")
-            rows.append(TraceRequest(stamp / 1000.0, _count(item["input_length"],
-                                     "input_length", where),
-                                     _count(item["output_length"], "output_length", where),
-                                     tuple(hashes)))
+            rows.append(
+                TraceRequest(
+                    stamp / 1000.0,
+                    _count(item["input_length"], "input_length", where),
+                    _count(item["output_length"], "output_length", where),
+                    tuple(hashes),
+                )
+            )
     return rows
 
 
-def load_trace(path: str | Path, *, limit: int | None = None, load: float = 1.0) -> list[TraceRequest]:
+def load_trace(
+    path: str | Path, *, limit: int | None = None, load: float = 1.0
+) -> list[TraceRequest]:
     """Read a trace (the first `limit` requests), with arrivals relative to the first one and
     compressed by `load` (2.0 replays twice as fast). Raise InputFileError naming the line."""
     p = Path(path)
@@ -128,8 +140,10 @@ def load_trace(path: str | Path, *, limit: int | None = None, load: float = 1.0)
         raise InputFileError(str(p), [f"--load must be positive, got {load:g}"])
     reader = {".csv": _read_azure, ".jsonl": _read_mooncake}.get(p.suffix.lower())
     if reader is None:
-        raise InputFileError(str(p), [f"{p}: unknown trace format {p.suffix!r}; expected "
-                                      f"{' or '.join(TRACE_SUFFIXES)}"])
+        raise InputFileError(
+            str(p),
+            [f"{p}: unknown trace format {p.suffix!r}; expected {' or '.join(TRACE_SUFFIXES)}"],
+        )
     try:
         rows = reader(p, limit)
     except OSError as exc:
@@ -140,8 +154,10 @@ def load_trace(path: str | Path, *, limit: int | None = None, load: float = 1.0)
         raise InputFileError(str(p), [f"{p}: the trace has no requests"])
     start = min(r.arrival_s for r in rows)
     rows.sort(key=lambda r: r.arrival_s)
-    return [TraceRequest((r.arrival_s - start) / load, r.prompt_tokens, r.output_tokens,
-                         r.hash_ids) for r in rows]
+    return [
+        TraceRequest((r.arrival_s - start) / load, r.prompt_tokens, r.output_tokens, r.hash_ids)
+        for r in rows
+    ]
 
 
 def draw_requests(
@@ -168,8 +184,16 @@ def draw_requests(
             site, slo, name = source.site, source.slo, source.name
         else:
             site, slo, name = topology.sites[0].name, None, None
-        requests.append(placement_request(
-            topology, model=model, source_site=site, slo=slo, prompt_tokens=item.prompt_tokens,
-            max_output_tokens=item.output_tokens, prefix_hashes=item.hash_ids, source=name,
-        ))
+        requests.append(
+            placement_request(
+                topology,
+                model=model,
+                source_site=site,
+                slo=slo,
+                prompt_tokens=item.prompt_tokens,
+                max_output_tokens=item.output_tokens,
+                prefix_hashes=item.hash_ids,
+                source=name,
+            )
+        )
     return requests

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
@@ -23,7 +24,8 @@ class ApiKeyAdmin(admin.ModelAdmin):
         return obj is None and super().has_change_permission(request, obj)
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
-        issued = api_key_create(name=obj.name, role=obj.role, created_by=request.user)
+        user = request.user if isinstance(request.user, User) else None
+        issued = api_key_create(name=obj.name, role=obj.role, created_by=user)
         obj.pk = issued.api_key.pk
         obj.refresh_from_db()
         messages.warning(request, f"Copy the key now, it is not shown again: {issued.secret}")

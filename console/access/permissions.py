@@ -42,7 +42,7 @@ class RolePermission(BasePermission):
 
     def has_permission(self, request: Request, view: Any) -> bool:
         rule: Mapping[str, frozenset[str]] | None = getattr(view, "access", None)
-        action = getattr(view, "action", None) or request.method
+        action: str = getattr(view, "action", None) or request.method or ""
         if action == "metadata" or request.method == "OPTIONS":
             action = "OPTIONS"
         allowed = None if rule is None else rule.get(action)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -25,9 +25,7 @@ class IssuedKey:
     secret: str
 
 
-def api_key_create(
-    *, name: str, role: str, created_by: AbstractBaseUser | None = None
-) -> IssuedKey:
+def api_key_create(*, name: str, role: str, created_by: User | None = None) -> IssuedKey:
     if role not in Role.values:
         raise ApplicationError(
             f"Unknown role {role!r}.", errors={"role": [f"Choose one of {', '.join(Role.values)}."]}

@@ -67,6 +67,6 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         detail = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
         response.data = error_body("The request is invalid.", _flatten(detail))
     else:
-        detail = getattr(exc, "detail", None)
-        response.data = error_body(str(detail) if detail is not None else str(exc))
+        summary = getattr(exc, "detail", None)
+        response.data = error_body(str(summary) if summary is not None else str(exc))
     return response

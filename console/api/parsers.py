@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rest_framework.exceptions import ParseError
@@ -17,8 +18,8 @@ class YamlTextParser(BaseParser):
         self,
         stream: Any,
         media_type: str | None = None,
-        parser_context: dict[str, Any] | None = None,
-    ) -> str:
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:
         try:
             return stream.read().decode("utf-8")
         except UnicodeDecodeError as exc:

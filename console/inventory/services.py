@@ -260,6 +260,14 @@ def node_change_state(*, node: Node, action: str, reason: str = "") -> Node:
     node.state_reason = reason
     node.state_changed_at = timezone.now()
     node.save(update_fields=["state", "state_reason", "state_changed_at"])
-    send_event("node.state", {"node": node.name, "state": node.state, "previous": previous,
-                              "reason": reason, "ts": node.state_changed_at.isoformat()})
+    send_event(
+        "node.state",
+        {
+            "node": node.name,
+            "state": node.state,
+            "previous": previous,
+            "reason": reason,
+            "ts": node.state_changed_at.isoformat(),
+        },
+    )
     return node

@@ -63,8 +63,10 @@ def load_policy(spec: str, topology: Topology, seed: int = 0) -> Policy:
         )
     raise InputFileError(
         spec,
-        [f"unknown policy {spec!r}: not a built-in ({', '.join(POLICY_NAMES)}) "
-         "nor a directory written by train"],
+        [
+            f"unknown policy {spec!r}: not a built-in ({', '.join(POLICY_NAMES)}) "
+            "nor a directory written by train"
+        ],
     )
 
 

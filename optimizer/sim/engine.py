@@ -12,13 +12,12 @@ from dataclasses import dataclass
 from tqdm import tqdm
 
 from optimizer.constraints import filter_candidates
-from optimizer.decision import NodeView, PlacementRequest, node_view
+from optimizer.decision import BLOCK_TOKENS, NodeView, PlacementRequest, node_view
 from optimizer.estimates import PROMPT_BYTES_PER_TOKEN
 from optimizer.policies.base import Policy
 from optimizer.sim.node import SimNode
 from optimizer.sim.requests import REJECTED, RequestTable
 from optimizer.sim.schedule import ScheduledEvent
-from optimizer.decision import BLOCK_TOKENS
 from optimizer.topology import Topology
 
 # Event kinds. At equal times the heap orders by insertion, and heap events run before an
@@ -69,8 +68,7 @@ class Simulator:
                 if name in node.models:
                     served[m] = view
                 self.views_by_model[m].append(view)
-            block_bytes = {m: BLOCK_TOKENS * kv_per_token[topology.models[m].name]
-                           for m in served}
+            block_bytes = {m: BLOCK_TOKENS * kv_per_token[topology.models[m].name] for m in served}
             self.nodes.append(SimNode(index, served, block_bytes, self.table, self._wake))
         self._node_by_name = {n.name: n for n in self.nodes}
         self._site = [node.site for node in topology.nodes]
@@ -137,8 +135,9 @@ class Simulator:
         n = len(arrivals)
         next_arrival = 0
         now = 0.0
-        bar = tqdm(total=n, desc=desc, unit="req", disable=not progress, mininterval=0.5,
-                   leave=False)
+        bar = tqdm(
+            total=n, desc=desc, unit="req", disable=not progress, mininterval=0.5, leave=False
+        )
         while True:
             upcoming = arrivals[next_arrival] if next_arrival < n else float("inf")
             if heap and heap[0][0] <= upcoming:

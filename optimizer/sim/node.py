@@ -28,10 +28,36 @@ class SimNode:
     """The simulated state of one node; `views[m]` is what policies see for model index m."""
 
     __slots__ = (
-        "index", "name", "usd_per_s", "capacity", "reserved", "state", "waiting", "in_flight",
-        "queued_tokens", "running", "batch", "decoding", "rounds", "phase", "phase_start",
-        "round_s", "planned", "current", "version", "busy_s", "share", "views", "cache",
-        "max_batch", "prefill_rate", "step_s", "per_seq_s", "block_bytes", "_table", "_wake",
+        "index",
+        "name",
+        "usd_per_s",
+        "capacity",
+        "reserved",
+        "state",
+        "waiting",
+        "in_flight",
+        "queued_tokens",
+        "running",
+        "batch",
+        "decoding",
+        "rounds",
+        "phase",
+        "phase_start",
+        "round_s",
+        "planned",
+        "current",
+        "version",
+        "busy_s",
+        "share",
+        "views",
+        "cache",
+        "max_batch",
+        "prefill_rate",
+        "step_s",
+        "per_seq_s",
+        "block_bytes",
+        "_table",
+        "_wake",
     )
 
     def __init__(
@@ -172,8 +198,9 @@ class SimNode:
             self.busy_s += k * self.round_s
             for m, b in self.batch.items():
                 if b:
-                    self.share[m] += k * self.usd_per_s * (
-                        self.step_s[m] + self.per_seq_s[m] * b) / b
+                    self.share[m] += (
+                        k * self.usd_per_s * (self.step_s[m] + self.per_seq_s[m] * b) / b
+                    )
             decoding = self.decoding
             while decoding and decoding[0][0] <= self.rounds:
                 rid = heapq.heappop(decoding)[1]

@@ -33,8 +33,7 @@ class RequestTable:
         self.hashes = [r.prefix_hashes for r in requests]
         # A sequence reserves KV for its whole final length at admission (see optimizer.sim).
         self.kv_need = [
-            (r.prompt_tokens + r.max_output_tokens) * kv_bytes_per_token[r.model]
-            for r in requests
+            (r.prompt_tokens + r.max_output_tokens) * kv_bytes_per_token[r.model] for r in requests
         ]
         self.node = [-1] * n
         self.half_rtt = [0.0] * n  # the return half of the RTT, added to TTFT and E2E

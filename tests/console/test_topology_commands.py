@@ -37,6 +37,8 @@ def _canonical(text: str) -> dict:
     data = parse_topology(text).to_dict()
     for key in ("sites", "accelerators", "models", "nodes", "sources", "slos"):
         data.get(key, []).sort(key=lambda e: e["name"])
+    if "workload" in data:
+        data["workload"]["models"].sort(key=lambda e: e["name"])
     for node in data["nodes"]:
         node["models"] = sorted(node["models"])
     data["links"] = sorted(

@@ -1,0 +1,28 @@
+// What the signed-in user may do, from the roles GET /api/v1/me reports (already expanded:
+// an operator also holds `viewer`, an admin also `operator`). The server enforces every rule;
+// this only decides which controls to show.
+
+export type Role = "viewer" | "operator" | "admin" | "service";
+
+export type Capability =
+  | "read"
+  | "edit-inventory"
+  | "act-on-nodes"
+  | "approve-policies"
+  | "manage-keys";
+
+const REQUIRED_ROLE: Record<Capability, Role> = {
+  read: "viewer",
+  "edit-inventory": "operator",
+  "act-on-nodes": "operator",
+  "approve-policies": "admin",
+  "manage-keys": "admin",
+};
+
+export interface HasRoles {
+  roles: readonly string[];
+}
+
+export function can(who: HasRoles | null | undefined, capability: Capability): boolean {
+  return who != null && who.roles.includes(REQUIRED_ROLE[capability]);
+}

@@ -1,0 +1,138 @@
+"""Small hand-built fleets for optimizer tests (no Django needed)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from optimizer.decision import PlacementRequest, placement_request
+from optimizer.topology import Topology, parse_topology
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED_TRACES = REPO / ".." / "shared" / "data" / "traces"
+MOONCAKE = SHARED_TRACES / "mooncake_synthetic.jsonl"
+AZURE = SHARED_TRACES / "azure_llm_2023_conv.csv"
+FLEET_DEMO = REPO / "optimizer" / "topologies" / "fleet-demo.yaml"
+
+# Four sites on three tiers and two jurisdictions; numbers chosen to make hand computation
+# easy: 1 kB of KV per token, a big GPU at 10k prefill tokens/s and 10 ms + 1 ms/seq steps.
+TINY: dict[str, Any] = {
+    "version": 1,
+    "sites": [
+        {"name": "a-edge", "tier": "edge", "region": "r1", "jurisdiction": "EU"},
+        {"name": "b-core", "tier": "regional", "region": "r1", "jurisdiction": "EU"},
+        {"name": "c-cloud", "tier": "cloud", "region": "r2", "jurisdiction": "US"},
+        {"name": "d-device", "tier": "device", "region": "r1", "jurisdiction": "EU"},
+    ],
+    "links": [
+        {
+            "a": "a-edge",
+            "b": "b-core",
+            "rtt_ms": 10,
+            "bandwidth_gbps": 1,
+            "egress_usd_per_gb": 0.01,
+        },
+        {
+            "a": "a-edge",
+            "b": "c-cloud",
+            "rtt_ms": 100,
+            "bandwidth_gbps": 1,
+            "egress_usd_per_gb": 0.05,
+        },
+        {
+            "a": "b-core",
+            "b": "c-cloud",
+            "rtt_ms": 80,
+            "bandwidth_gbps": 10,
+            "egress_usd_per_gb": 0.05,
+        },
+        {"a": "a-edge", "b": "d-device", "rtt_ms": 4, "bandwidth_gbps": 1},
+    ],
+    "accelerators": [{"name": "small", "memory_gib": 24}, {"name": "big", "memory_gib": 80}],
+    "models": [{"name": "m1", "memory_gib": 16, "kv_bytes_per_token": 1000}],
+    "profiles": [
+        {
+            "model": "m1",
+            "accelerator": "big",
+            "prefill_tokens_per_s": 10000,
+            "decode_step_ms": 10,
+            "decode_step_ms_per_seq": 1,
+            "max_batch": 4,
+        },
+        {
+            "model": "m1",
+            "accelerator": "small",
+            "prefill_tokens_per_s": 2000,
+            "decode_step_ms": 20,
+            "decode_step_ms_per_seq": 2,
+            "max_batch": 2,
+        },
+    ],
+    "nodes": [
+        {
+            "name": "edge-s",
+            "site": "a-edge",
+            "accelerator": "small",
+            "usd_per_hour": 1.0,
+            "models": ["m1"],
+        },
+        {
+            "name": "core-l",
+            "site": "b-core",
+            "accelerator": "big",
+            "usd_per_hour": 4.0,
+            "models": ["m1"],
+        },
+        {
+            "name": "cloud-l",
+            "site": "c-cloud",
+            "accelerator": "big",
+            "usd_per_hour": 3.0,
+            "models": ["m1"],
+        },
+        {
+            "name": "dev-s",
+            "site": "d-device",
+            "accelerator": "small",
+            "usd_per_hour": 0.1,
+            "models": ["m1"],
+        },
+    ],
+    "sources": [{"name": "app", "site": "a-edge", "share": 1.0, "slo": "std"}],
+    "slos": [
+        {"name": "std", "ttft_p95_ms": 2000, "e2e_p95_ms": 20000},
+        {"name": "eu-only", "ttft_p95_ms": 2000, "e2e_p95_ms": 20000, "residency": "EU"},
+    ],
+    "workload": {"models": [{"name": "m1", "share": 1.0}]},
+}
+
+
+def tiny_topology(keep_nodes: tuple[str, ...] | None = None, **changes: Any) -> Topology:
+    """TINY, optionally restricted to some nodes and with top-level sections replaced."""
+    data = copy.deepcopy(TINY)
+    if keep_nodes is not None:
+        data["nodes"] = [n for n in data["nodes"] if n["name"] in keep_nodes]
+    data.update(changes)
+    return parse_topology(yaml.safe_dump(data), "tiny.yaml")
+
+
+def request(
+    topology: Topology,
+    prompt: int = 1000,
+    output: int = 11,
+    hashes: tuple[int, ...] = (),
+    slo: str | None = "std",
+    site: str = "a-edge",
+) -> PlacementRequest:
+    return placement_request(
+        topology,
+        model="m1",
+        source_site=site,
+        slo=slo,
+        prompt_tokens=prompt,
+        max_output_tokens=output,
+        prefix_hashes=hashes,
+    )

@@ -1,0 +1,127 @@
+"""The command line (CONTRACTS §3): reports, plots, errors, determinism."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from optimizer.cli import main
+from tests.optimizer.fleets import AZURE, FLEET_DEMO, MOONCAKE
+
+CONTRACT_KEYS = {
+    "requests",
+    "served",
+    "rejected",
+    "ttft_ms",
+    "e2e_ms",
+    "slo_attainment",
+    "cost_usd",
+    "cost_per_1k_requests",
+    "egress_gb",
+    "prefix_hit_rate",
+    "residency_violations",
+    "per_node",
+    "wall_seconds",
+    "sim_speedup",
+}
+
+
+def _simulate(tmp_path: Path, name: str, *extra: str) -> dict:  # type: ignore[type-arg]
+    out = tmp_path / name
+    code = main(
+        [
+            "simulate",
+            "--topology",
+            str(FLEET_DEMO),
+            "--trace",
+            str(MOONCAKE),
+            "--policy",
+            "prefix-aware",
+            "--limit",
+            "300",
+            "--report",
+            str(out),
+            *extra,
+        ]
+    )
+    assert code == 0
+    return json.loads(out.read_text())
+
+
+def test_simulate_writes_every_contract_key(tmp_path: Path) -> None:
+    report = _simulate(tmp_path, "r.json")
+    assert set(report) >= CONTRACT_KEYS
+    assert set(report["ttft_ms"]) == {"mean", "p50", "p95", "p99"}
+    assert report["requests"] == 300 and report["residency_violations"] == 0
+    assert all(set(v) == {"requests", "utilization"} for v in report["per_node"].values())
+
+
+def test_same_seed_gives_the_same_report(tmp_path: Path) -> None:
+    a, b = _simulate(tmp_path, "a.json"), _simulate(tmp_path, "b.json")
+    for r in (a, b):
+        r.pop("wall_seconds"), r.pop("sim_speedup")
+    assert a == b
+    c = _simulate(tmp_path, "c.json", "--seed", "1")
+    assert c["ttft_ms"] != a["ttft_ms"]
+
+
+def test_evaluate_writes_policies_oracle_and_plots(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "eval.json"
+    code = main(
+        [
+            "evaluate",
+            "--topology",
+            str(FLEET_DEMO),
+            "--trace",
+            str(AZURE),
+            "--policies",
+            "round-robin,weighted-score",
+            "--limit",
+            "400",
+            "--load",
+            "4",
+            "--report",
+            str(out),
+        ]
+    )
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert set(report["policies"]) == {"round-robin", "weighted-score"}
+    oracle = report["oracle"]
+    assert 0 <= oracle["slo_attainment"] <= 1 and oracle["ttft_ms"]["mean"] > 0
+    for policy in report["policies"].values():
+        assert policy["slo_attainment"] <= oracle["slo_attainment"]
+    assert (tmp_path / "eval-ttft-cdf.png").stat().st_size > 0
+    assert (tmp_path / "eval-slo-cost.png").stat().st_size > 0
+    assert "weighted-score" in capsys.readouterr().out
+
+
+def test_events_file_drains_a_node(tmp_path: Path) -> None:
+    events = tmp_path / "ops.yaml"
+    events.write_text("events:\n  - {at_s: 0, node: fra-h100-2, action: drain}\n")
+    report = _simulate(tmp_path, "r.json", "--events", str(events))
+    assert report["per_node"]["fra-h100-2"]["requests"] == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--topology", "missing.yaml"], "cannot read file"),
+        (["--trace", "nope.parquet"], "unknown trace format"),
+        (["--policy", "magic"], "unknown policy 'magic'"),
+    ],
+)
+def test_bad_inputs_print_error_and_exit_2(args: list[str], needle: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    base = {"--topology": str(FLEET_DEMO), "--trace": str(MOONCAKE), "--policy": "random"}
+    base.update(dict(zip(args[::2], args[1::2], strict=True)))
+    argv = ["simulate", *[x for kv in base.items() for x in kv], "--limit", "10"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and needle in err and "Traceback" not in err
+
+
+def test_policies_command_lists_the_builtins(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["policies"]) == 0
+    assert "kv-aware" in capsys.readouterr().out.split()

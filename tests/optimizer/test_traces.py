@@ -1,0 +1,71 @@
+"""Trace loading (CONTRACTS §2) for both formats, with errors naming the line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from optimizer.errors import InputFileError
+from optimizer.topology import load_topology
+from optimizer.traces import draw_requests, load_trace
+from tests.optimizer.fleets import AZURE, FLEET_DEMO, MOONCAKE
+
+
+def test_mooncake_trace_loads_with_prefix_blocks() -> None:
+    trace = load_trace(MOONCAKE, limit=50)
+    assert len(trace) == 50
+    assert trace[0].arrival_s == 0.0 and trace[0].prompt_tokens == 40160
+    assert trace[0].hash_ids[:3] == (0, 1, 2)
+
+
+def test_azure_trace_loads_with_unshared_blocks() -> None:
+    trace = load_trace(AZURE, limit=200)
+    assert trace[0].arrival_s == 0.0
+    assert trace[1].arrival_s == pytest.approx(4.3145790)
+    assert (trace[0].prompt_tokens, trace[0].output_tokens) == (374, 44)
+    blocks = [h for r in trace for h in r.hash_ids]
+    assert len(blocks) == len(set(blocks))
+    assert len(trace[0].hash_ids) == 1  # 374 tokens fit in one 512-token block
+
+
+def test_load_scales_arrival_rate() -> None:
+    slow = load_trace(MOONCAKE, limit=100)
+    fast = load_trace(MOONCAKE, limit=100, load=4.0)
+    assert fast[-1].arrival_s == pytest.approx(slow[-1].arrival_s / 4)
+
+
+def test_bad_jsonl_line_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"timestamp": 0, "input_length": 5, "output_length": 1}\n{oops\n')
+    with pytest.raises(InputFileError, match=r"t.jsonl:2: malformed JSON"):
+        load_trace(path)
+
+
+def test_bad_csv_value_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text(
+        "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+        "2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15:47.1,ten,4\n"
+    )
+    with pytest.raises(InputFileError, match=r"t.csv:3: field 'ContextTokens'"):
+        load_trace(path)
+
+
+def test_unknown_extension_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "t.parquet"
+    path.write_text("x")
+    with pytest.raises(InputFileError, match="unknown trace format"):
+        load_trace(path)
+
+
+def test_sources_and_models_are_drawn_by_share_with_the_seed() -> None:
+    topo = load_topology(FLEET_DEMO)
+    trace = load_trace(AZURE, limit=2000)
+    a = draw_requests(trace, topo, seed=5)
+    assert a == draw_requests(trace, topo, seed=5)
+    assert a != draw_requests(trace, topo, seed=6)
+    share = sum(r.model == "llama-3.1-8b" for r in a) / len(a)
+    assert share == pytest.approx(0.55, abs=0.05)
+    eu = [r for r in a if r.slo == "interactive-eu"]
+    assert eu and all(r.residency == "EU" for r in eu)
