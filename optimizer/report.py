@@ -32,8 +32,9 @@ def slo_met(result: SimResult, topology: Topology) -> np.ndarray:
         if not met[i] or request.slo is None:
             continue
         slo = topology.slo_by_name[request.slo]
-        if ttft[i] * 1000.0 > slo.ttft_p95_ms or e2e[i] * 1000.0 > slo.e2e_p95_ms or slo.max_usd_per_1k is not None and cost[i] * 1000.0 > slo.max_usd_per_1k:
-            met[i] = False
+        over_budget = slo.max_usd_per_1k is not None and cost[i] * 1000.0 > slo.max_usd_per_1k
+        late = ttft[i] * 1000.0 > slo.ttft_p95_ms or e2e[i] * 1000.0 > slo.e2e_p95_ms
+        met[i] = not (late or over_budget)
     return met
 
 
@@ -63,9 +64,8 @@ def build_report(result: SimResult, topology: Topology, policy: str) -> dict[str
 
     violations = 0
     tiers: Counter[str] = Counter()
-    for i in np.flatnonzero(served):
-        node = topology.nodes[t.node[i]]
-        site = topology.site_by_name[node.site]
+    for i in np.flatnonzero(served).tolist():
+        site = topology.site_by_name[topology.nodes[t.node[i]].site]
         tiers[site.tier] += 1
         residency = t.requests[i].residency
         if residency is not None and site.jurisdiction != residency:

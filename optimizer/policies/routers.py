@@ -82,8 +82,9 @@ class WeightedScorePolicy(Policy):
     lowest weighted cost wins, with each term on the scale of the request's own budget:
 
     - latency: estimated TTFT / TTFT target + estimated E2E / E2E target, plus a penalty of
-      `MISS_PENALTY` per target the estimate already misses (an SLO miss is a step, not a slope);
-    - money: estimated cost per 1k requests / the SLO's `max_usd_per_1k` (or `REFERENCE_USD_PER_1K`);
+      `MISS_PENALTY` per target the estimate already misses (a miss is a step, not a slope);
+    - money: estimated cost per 1k requests / the SLO's `max_usd_per_1k` (else
+      `REFERENCE_USD_PER_1K`);
     - load: (waiting + decoding) / batch limit, which keeps headroom for bursts.
     Estimates are `optimizer.estimates`, the ones the learned scorer's features carry.
     """
