@@ -47,6 +47,10 @@ INSTALLED_APPS = [
     "console.access",
     "console.inventory",
     "console.live",
+    "console.placement",
+    "console.policies",
+    "console.web",
+    "telemetry",
 ]
 
 MIDDLEWARE = [
@@ -128,6 +132,65 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 
+# Telemetry (telemetry/conf.py reads these; README lists them).
+LOCUS_TELEMETRY_STALE_SECONDS: float = env.float("LOCUS_TELEMETRY_STALE_SECONDS", default=30.0)
+LOCUS_TELEMETRY_REGISTER_UNKNOWN_NODES: bool = env.bool(
+    "LOCUS_TELEMETRY_REGISTER_UNKNOWN_NODES", default=False
+)
+LOCUS_TELEMETRY_REGISTER_SITE: str = env.str("LOCUS_TELEMETRY_REGISTER_SITE", default="")
+LOCUS_TELEMETRY_REGISTER_ACCELERATOR: str = env.str(
+    "LOCUS_TELEMETRY_REGISTER_ACCELERATOR", default=""
+)
+LOCUS_TELEMETRY_STATE_URL: str = env.str("LOCUS_TELEMETRY_STATE_URL", default=REDIS_URL)
+LOCUS_TELEMETRY_STATE_PREFIX: str = env.str(
+    "LOCUS_TELEMETRY_STATE_PREFIX", default="locus:telemetry"
+)
+LOCUS_TELEMETRY_SCRAPE_INTERVAL_SECONDS: float = env.float(
+    "LOCUS_TELEMETRY_SCRAPE_INTERVAL_SECONDS", default=10.0
+)
+LOCUS_TELEMETRY_SCRAPE_TIMEOUT_SECONDS: float = env.float(
+    "LOCUS_TELEMETRY_SCRAPE_TIMEOUT_SECONDS", default=5.0
+)
+LOCUS_TELEMETRY_SCRAPE_BACKOFF_MAX_SECONDS: float = env.float(
+    "LOCUS_TELEMETRY_SCRAPE_BACKOFF_MAX_SECONDS", default=300.0
+)
+LOCUS_TELEMETRY_RETENTION_DAYS: int = env.int("LOCUS_TELEMETRY_RETENTION_DAYS", default=7)
+LOCUS_TELEMETRY_ROLLUP_RETENTION_DAYS: int = env.int(
+    "LOCUS_TELEMETRY_ROLLUP_RETENTION_DAYS", default=90
+)
+LOCUS_TELEMETRY_PARTITION_DAYS_AHEAD: int = env.int(
+    "LOCUS_TELEMETRY_PARTITION_DAYS_AHEAD", default=3
+)
+LOCUS_TELEMETRY_MAX_BODY_BYTES: int = env.int(
+    "LOCUS_TELEMETRY_MAX_BODY_BYTES", default=32 * 1024 * 1024
+)
+LOCUS_TELEMETRY_MAX_FUTURE_SECONDS: float = env.float(
+    "LOCUS_TELEMETRY_MAX_FUTURE_SECONDS", default=300.0
+)
+LOCUS_TELEMETRY_INBOX_REDELIVER_SECONDS: float = env.float(
+    "LOCUS_TELEMETRY_INBOX_REDELIVER_SECONDS", default=60.0
+)
+LOCUS_SLO_WINDOW_SECONDS: int = env.int("LOCUS_SLO_WINDOW_SECONDS", default=300)
+LOCUS_SLO_BUCKET_SECONDS: int = env.int("LOCUS_SLO_BUCKET_SECONDS", default=10)
+LOCUS_SLO_MIN_SAMPLES: int = env.int("LOCUS_SLO_MIN_SAMPLES", default=20)
+LOCUS_SLO_DEFAULT_MAX_ERROR_RATE: float = env.float(
+    "LOCUS_SLO_DEFAULT_MAX_ERROR_RATE", default=0.05
+)
+LOCUS_SLO_EVAL_INTERVAL_SECONDS: float = env.float("LOCUS_SLO_EVAL_INTERVAL_SECONDS", default=1.0)
+LOCUS_TELEMETRY_SLOS: list[str] = env.list("LOCUS_TELEMETRY_SLOS", default=[])
+
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    "telemetry-scrape": {
+        "task": "telemetry.scrape_all",
+        "schedule": LOCUS_TELEMETRY_SCRAPE_INTERVAL_SECONDS,
+    },
+    "telemetry-freshness": {"task": "telemetry.check_freshness", "schedule": 5.0},
+    "telemetry-redeliver": {"task": "telemetry.redeliver_inbox", "schedule": 30.0},
+    "telemetry-rollup": {"task": "telemetry.rollup", "schedule": 60.0},
+    "telemetry-partitions": {"task": "telemetry.maintain_partitions", "schedule": 3600.0},
+    "telemetry-retention": {"task": "telemetry.retention", "schedule": 3600.0},
+}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -142,6 +205,8 @@ STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 FRONTEND_DIST = BASE_DIR / "frontend" / "dist"
 STATICFILES_DIRS = [FRONTEND_DIST] if FRONTEND_DIST.is_dir() else []
+# Vite names every built asset under assets/ after its content hash: cache those for good.
+WHITENOISE_IMMUTABLE_FILE_TEST = r"^/static/assets/.+-[\w-]{8}\.\w+$"
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 
@@ -178,3 +243,57 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
 LOCUS_API_KEY_CACHE_SECONDS: float = env.float("LOCUS_API_KEY_CACHE_SECONDS", default=30.0)
+
+# -- decision engine (console.placement) -------------------------------------------------------
+# The policy that serves when no policy version is active, and the heuristic the engine falls
+# back to when a scorer fails or is slow.
+LOCUS_DEFAULT_POLICY: str = env.str("LOCUS_DEFAULT_POLICY", default="weighted-score")
+LOCUS_FALLBACK_POLICY: str = env.str("LOCUS_FALLBACK_POLICY", default="least-loaded")
+LOCUS_SNAPSHOT_REFRESH_SECONDS: float = env.float("LOCUS_SNAPSHOT_REFRESH_SECONDS", default=1.0)
+LOCUS_MAX_FALLBACKS: int = env.int("LOCUS_MAX_FALLBACKS", default=3)
+LOCUS_SCORER_BUDGET_MS: float = env.float("LOCUS_SCORER_BUDGET_MS", default=2.0)
+# Tests turn the background threads off and refresh/flush by hand.
+LOCUS_ENGINE_BACKGROUND: bool = env.bool("LOCUS_ENGINE_BACKGROUND", default=True)
+LOCUS_BREAKER: dict[str, float] = {
+    key: env.float(f"LOCUS_BREAKER_{key.upper()}", default=default)
+    for key, default in (
+        ("consecutive_failures", 5),
+        ("window_s", 120.0),
+        ("error_rate", 0.5),
+        ("min_requests", 10),
+        ("open_s", 60.0),
+        ("half_open_probes", 3),
+        ("close_after_successes", 3),
+    )
+}
+# kube-scheduler's extender protocol cannot send a bearer token: inside a cluster, protect
+# /extender/ with a NetworkPolicy, or set this to false and front it with a proxy that adds one.
+LOCUS_EXTENDER_ALLOW_ANONYMOUS: bool = env.bool("LOCUS_EXTENDER_ALLOW_ANONYMOUS", default=True)
+
+# -- policies: evaluations and canaries (console.policies) -------------------------------------
+LOCUS_TRACES_DIR = Path(
+    env.str("LOCUS_TRACES_DIR", default=str(BASE_DIR.parent / "shared" / "data" / "traces"))
+)
+LOCUS_EVALUATION_TRACE: str = env.str(
+    "LOCUS_EVALUATION_TRACE", default=str(LOCUS_TRACES_DIR / "mooncake_synthetic.jsonl")
+)
+LOCUS_EVALUATION_LOADS: list[float] = env.list(
+    "LOCUS_EVALUATION_LOADS", cast=float, default=[1.0, 4.0]
+)
+LOCUS_EVALUATION_LIMIT: int | None = env.int("LOCUS_EVALUATION_LIMIT", default=None)
+LOCUS_CANARY_WINDOW_SECONDS: float = env.float("LOCUS_CANARY_WINDOW_SECONDS", default=900.0)
+LOCUS_CANARY_MIN_OUTCOMES: int = env.int("LOCUS_CANARY_MIN_OUTCOMES", default=100)
+LOCUS_CANARY_MAX_ATTAINMENT_DROP: float = env.float(
+    "LOCUS_CANARY_MAX_ATTAINMENT_DROP", default=0.02
+)
+LOCUS_CANARY_MAX_BREACH_SHARE_INCREASE: float = env.float(
+    "LOCUS_CANARY_MAX_BREACH_SHARE_INCREASE", default=0.1
+)
+CELERY_BEAT_SCHEDULE["policies-canary-watchdog"] = {
+    "task": "console.policies.tasks.canary_watchdog",
+    "schedule": 30.0,
+}
+LOCUS_ARTIFACTS_DIR = Path(env.str("LOCUS_ARTIFACTS_DIR", default=str(VAR_DIR / "artifacts")))
+# Console training runs: the defaults reach the PPO issue's result in minutes on 2 cores.
+LOCUS_TRAINING_TIMESTEPS: int = env.int("LOCUS_TRAINING_TIMESTEPS", default=200_000)
+LOCUS_TRAINING_BC_STEPS: int = env.int("LOCUS_TRAINING_BC_STEPS", default=60_000)

@@ -22,9 +22,22 @@ def data_dir() -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _eager_celery(settings) -> None:  # type: ignore[no-untyped-def]
+def _test_settings(settings):  # type: ignore[no-untyped-def]
     settings.CELERY_TASK_ALWAYS_EAGER = True
     settings.CELERY_TASK_EAGER_PROPAGATES = True
+    # The decision engine's threads would race the test database; tests refresh and flush
+    # the engine by hand, and each test starts with a fresh one.
+    settings.LOCUS_ENGINE_BACKGROUND = False
+    # Evaluations and training runs started by tests use tiny budgets.
+    settings.LOCUS_EVALUATION_LIMIT = 150
+    settings.LOCUS_EVALUATION_LOADS = [1.0]
+    settings.LOCUS_TRAINING_TIMESTEPS = 256
+    settings.LOCUS_TRAINING_BC_STEPS = 0
+    from console.placement.engine.runtime import reset_runtime
+
+    reset_runtime()
+    yield
+    reset_runtime()
     # Real hashing costs ~0.3 s a user; tests make many personas.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 

@@ -64,6 +64,14 @@ class BreachEvent(_Event):
     ts: str
 
 
+class BreakerEventSchema(_Event):
+    node: str
+    from_state: str
+    to_state: str
+    reason: str
+    ts: str
+
+
 class TrainingProgressEvent(_Event):
     run_id: int
     status: str
@@ -88,6 +96,7 @@ EVENT_SCHEMAS: dict[str, type[_Event]] = {
     "node.state": NodeStateEvent,
     "node.freshness": NodeFreshnessEvent,
     "breach": BreachEvent,
+    "breaker": BreakerEventSchema,
     "training.progress": TrainingProgressEvent,
     "policy.transition": PolicyTransitionEvent,
 }

@@ -40,6 +40,28 @@ EXPECTED: dict[str, dict[str, frozenset[str]]] = {
     "node-cordon": {"POST": W},
     "node-uncordon": {"POST": W},
     "node-mark-down": {"POST": W},
+    "telemetry-samples": {"POST": S},
+    "telemetry-prometheus": {"POST": S},
+    "telemetry-remote-write": {"POST": S},
+    "telemetry-latest": {"GET": R},
+    "node-telemetry": {"GET": R},
+    "breach-list": {"GET": R},
+    "placements": {"POST": S},
+    "placements-batch": {"POST": S},
+    "placement-outcome": {"POST": S},
+    "decision-list": {"GET": R},
+    "decision-detail": {"GET": R},
+    "breakers": {"GET": R},
+    "rollout": {"GET": R},
+    "policyversion-list": {"GET": R, "POST": A},
+    "policyversion-detail": {"GET": R},
+    "policytransition-list": {"GET": R},
+    "trainingrun-list": {"GET": R, "POST": A},
+    "trainingrun-detail": {"GET": R},
+    **{
+        f"policyversion-{verb}": {"POST": A}
+        for verb in ("approve", "shadow", "canary", "promote", "rollback", "evaluate")
+    },
 }
 for basename in (
     "site",
@@ -92,17 +114,41 @@ def test_every_api_route_has_a_rule() -> None:
         assert _methods(callback) == set(EXPECTED[name]), name
 
 
-def _url_for(name: str, fleet_ids: dict[str, str]) -> str:
+def _url_for(name: str, ids: dict[str, str]) -> str:
+    """The route's URL, its one parameter (if any) filled from `ids` by resource basename."""
+    import re
+
     from django.urls import reverse
 
-    basename = name.rsplit("-", 1)[0]
-    if name.endswith(("-list",)) or name in ("me", "topology"):
+    route, _ = _api_routes()[name]
+    params = [a or b for a, b in re.findall(r"\(\?P<(\w+)>|<(?:\w+:)?(\w+)>", route)]
+    if not params:
         return reverse(name)
-    key = "mark-down" if name.endswith("mark-down") else None
-    base = name.removesuffix("-mark-down") if key else basename
-    lookup = fleet_ids[base]
-    kwarg = "pk" if base in ("link", "profile", "workloadshare", "apikey") else "name"
-    return reverse(name, kwargs={kwarg: lookup})
+    basename = name.split("-", 1)[0]
+    return reverse(name, kwargs={params[0]: ids[basename]})
+
+
+def _recorded_decision() -> str:
+    from django.utils import timezone
+
+    from console.placement.models import DecisionRecord
+
+    record, _ = DecisionRecord.objects.get_or_create(
+        pk="d" * 32,
+        defaults={
+            "created_at": timezone.now(),
+            "source_site": "muc-edge",
+            "model": "llama-3.1-8b",
+            "prompt_tokens": 1,
+            "max_output_tokens": 1,
+            "node": "muc-l4-1",
+            "node_site": "muc-edge",
+            "policy_name": "random",
+            "policy_version": "builtin",
+            "latency_us": 1.0,
+        },
+    )
+    return record.pk
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -111,6 +157,7 @@ def test_route_answers_each_persona_as_the_table_says(
 ) -> None:
     from console.access.services import api_key_create
     from console.inventory.models import Link, Profile, WorkloadShare
+    from console.policies.models import PolicyVersion, TrainingRun
 
     ids = {
         "site": "muc-edge",
@@ -123,6 +170,14 @@ def test_route_answers_each_persona_as_the_table_says(
         "profile": str(Profile.objects.first().pk),
         "workloadshare": str(WorkloadShare.objects.first().pk),
         "apikey": str(api_key_create(name="target", role="viewer").api_key.pk),
+        "placement": _recorded_decision(),
+        "decision": _recorded_decision(),
+        "policyversion": str(
+            PolicyVersion.objects.create(
+                name="p", version="1", kind="heuristic", heuristic="random"
+            ).pk
+        ),
+        "trainingrun": str(TrainingRun.objects.create().pk),
     }
     url = _url_for(name, ids)
     clients = {role: client_for(role) for role in (None, *ROLES)}

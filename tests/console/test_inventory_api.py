@@ -30,21 +30,37 @@ def test_it_orders_and_paginates(fleet: Any, client_for: Any) -> None:
 
 
 def test_an_operator_creates_a_node_by_names(fleet: Any, client_for: Any) -> None:
-    response = client_for("operator").post("/api/v1/nodes", {
-        "name": "muc-l4-2", "site": "muc-edge", "accelerator": "l4", "gpus": 2,
-        "usd_per_hour": 1.6, "models": ["llama-3.1-8b"],
-        "exporter_urls": ["http://127.0.0.1:9100/metrics"],
-    }, format="json")
+    response = client_for("operator").post(
+        "/api/v1/nodes",
+        {
+            "name": "muc-l4-2",
+            "site": "muc-edge",
+            "accelerator": "l4",
+            "gpus": 2,
+            "usd_per_hour": 1.6,
+            "models": ["llama-3.1-8b"],
+            "exporter_urls": ["http://127.0.0.1:9100/metrics"],
+        },
+        format="json",
+    )
     assert response.status_code == 201, response.content
     node = Node.objects.get(name="muc-l4-2")
     assert node.site.name == "muc-edge" and node.gpus == 2 and node.state == "active"
 
 
 def test_invalid_input_gets_field_errors(fleet: Any, client_for: Any) -> None:
-    response = client_for("operator").post("/api/v1/nodes", {
-        "name": "fra-h100-1", "site": "nowhere", "accelerator": "l4", "gpus": 0,
-        "usd_per_hour": -1, "models": ["llama-3.1-8b"],
-    }, format="json")
+    response = client_for("operator").post(
+        "/api/v1/nodes",
+        {
+            "name": "fra-h100-1",
+            "site": "nowhere",
+            "accelerator": "l4",
+            "gpus": 0,
+            "usd_per_hour": -1,
+            "models": ["llama-3.1-8b"],
+        },
+        format="json",
+    )
     assert response.status_code == 400
     body = response.json()
     assert body["message"]
@@ -52,28 +68,49 @@ def test_invalid_input_gets_field_errors(fleet: Any, client_for: Any) -> None:
 
 
 def test_a_node_whose_models_do_not_fit_is_refused(fleet: Any, client_for: Any) -> None:
-    client_for("operator").post("/api/v1/models", {
-        "name": "big", "memory_gib": 30, "kv_bytes_per_token": 1000}, format="json")
-    client_for("operator").post("/api/v1/profiles", {
-        "model": "big", "accelerator": "l4", "prefill_tokens_per_s": 100, "decode_step_ms": 50,
-        "decode_step_ms_per_seq": 1, "max_batch": 4}, format="json")
-    response = client_for("operator").patch("/api/v1/nodes/muc-l4-1", {
-        "models": ["llama-3.1-8b", "big"]}, format="json")
+    client_for("operator").post(
+        "/api/v1/models",
+        {"name": "big", "memory_gib": 30, "kv_bytes_per_token": 1000},
+        format="json",
+    )
+    client_for("operator").post(
+        "/api/v1/profiles",
+        {
+            "model": "big",
+            "accelerator": "l4",
+            "prefill_tokens_per_s": 100,
+            "decode_step_ms": 50,
+            "decode_step_ms_per_seq": 1,
+            "max_batch": 4,
+        },
+        format="json",
+    )
+    response = client_for("operator").patch(
+        "/api/v1/nodes/muc-l4-1", {"models": ["llama-3.1-8b", "big"]}, format="json"
+    )
     assert response.status_code == 400
     assert "46 GiB" in response.json()["errors"]["models"][0]
 
 
-def test_a_link_cannot_join_a_site_to_itself_or_repeat_a_pair(fleet: Any,
-                                                             client_for: Any) -> None:
+def test_a_link_cannot_join_a_site_to_itself_or_repeat_a_pair(fleet: Any, client_for: Any) -> None:
     operator = client_for("operator")
-    same = operator.post("/api/v1/links", {"a": "muc-edge", "b": "muc-edge", "rtt_ms": 1,
-                                           "bandwidth_gbps": 1}, format="json")
+    same = operator.post(
+        "/api/v1/links",
+        {"a": "muc-edge", "b": "muc-edge", "rtt_ms": 1, "bandwidth_gbps": 1},
+        format="json",
+    )
     assert same.status_code == 400 and "itself" in same.json()["errors"]["b"][0]
-    again = operator.post("/api/v1/links", {"a": "use-cloud", "b": "fra-core", "rtt_ms": 1,
-                                            "bandwidth_gbps": 1}, format="json")
+    again = operator.post(
+        "/api/v1/links",
+        {"a": "use-cloud", "b": "fra-core", "rtt_ms": 1, "bandwidth_gbps": 1},
+        format="json",
+    )
     assert again.status_code == 400 and "already linked" in again.json()["errors"]["b"][0]
-    negative = operator.post("/api/v1/links", {"a": "use-cloud", "b": "fra-core", "rtt_ms": -1,
-                                               "bandwidth_gbps": 1}, format="json")
+    negative = operator.post(
+        "/api/v1/links",
+        {"a": "use-cloud", "b": "fra-core", "rtt_ms": -1, "bandwidth_gbps": 1},
+        format="json",
+    )
     assert "rtt_ms" in negative.json()["errors"]
     assert Link.objects.count() == 3
 
@@ -90,15 +127,18 @@ def test_the_database_refuses_a_self_link_even_without_the_api(fleet: Any) -> No
 
 def test_drain_then_uncordon_a_node(fleet: Any, client_for: Any) -> None:
     operator = client_for("operator")
-    response = operator.post("/api/v1/nodes/muc-l4-1/drain", {"reason": "kernel upgrade"},
-                             format="json")
+    response = operator.post(
+        "/api/v1/nodes/muc-l4-1/drain", {"reason": "kernel upgrade"}, format="json"
+    )
     assert response.status_code == 200
     assert response.json()["state"] == "draining"
     assert Node.objects.get(name="muc-l4-1").state_reason == "kernel upgrade"
     again = operator.post("/api/v1/nodes/muc-l4-1/cordon", {}, format="json")
     assert again.status_code == 409 and "it is draining" in again.json()["message"]
-    assert operator.post("/api/v1/nodes/muc-l4-1/uncordon", {},
-                         format="json").json()["state"] == "active"
+    assert (
+        operator.post("/api/v1/nodes/muc-l4-1/uncordon", {}, format="json").json()["state"]
+        == "active"
+    )
 
 
 def test_a_node_in_use_cannot_lose_its_site(fleet: Any, client_for: Any) -> None:
@@ -107,17 +147,20 @@ def test_a_node_in_use_cannot_lose_its_site(fleet: Any, client_for: Any) -> None
     assert "fra-h100-1" in response.json()["errors"]["referenced_by"]
 
 
-def test_topology_import_over_the_api_reports_and_refuses_bad_files(fleet: Any,
-                                                                    client_for: Any) -> None:
+def test_topology_import_over_the_api_reports_and_refuses_bad_files(
+    fleet: Any, client_for: Any
+) -> None:
     from tests.conftest import CONTRACT_EXAMPLE
 
     operator = client_for("operator")
     text = CONTRACT_EXAMPLE.read_text()
     same = operator.put("/api/v1/topology", text, content_type="application/yaml")
     assert same.status_code == 200 and same.json()["changed"] is False
-    bad = operator.put("/api/v1/topology", text.replace("site: fra-core, accelerator",
-                                                        "site: mars, accelerator"),
-                       content_type="application/yaml")
+    bad = operator.put(
+        "/api/v1/topology",
+        text.replace("site: fra-core, accelerator", "site: mars, accelerator"),
+        content_type="application/yaml",
+    )
     assert bad.status_code == 400
     assert "unknown site 'mars'" in bad.json()["errors"]["topology"][0]
     exported = client_for("viewer").get("/api/v1/topology").json()

@@ -1,0 +1,1 @@
+"""Placement decisions: the in-process engine, decision records, outcomes, the extender."""

@@ -1,0 +1,173 @@
+"""Decision endpoints. Views only translate: the engine (`engine.runtime`) decides."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from console.access.permissions import SERVICE_CALLERS, VIEWERS
+from console.placement.api import serializers as s
+from console.placement.engine.core import Decision, DecisionInput, UnknownName
+from console.placement.engine.runtime import DecisionNotFound, runtime
+from console.placement.metrics import NO_CANDIDATE
+from console.placement.models import BreakerEvent, DecisionRecord
+
+NO_NODE_MESSAGE = "No node may serve this request."
+
+
+def _input(data: dict[str, Any]) -> DecisionInput:
+    return DecisionInput(
+        model=data["model"],
+        prompt_tokens=data["prompt_tokens"],
+        max_output_tokens=data["max_output_tokens"],
+        source=data.get("source"),
+        site=data.get("site"),
+        slo=data.get("slo"),
+        prefix_hashes=tuple(data.get("prefix_hashes", ())),
+        session_id=data.get("session_id") or None,
+        explain=data.get("explain", False),
+    )
+
+
+def _decide(data: dict[str, Any]) -> Decision:
+    try:
+        return runtime().decide(_input(data))
+    except UnknownName as exc:
+        raise ValidationError({exc.field: [str(exc)]}) from exc
+
+
+def _answer(d: Decision, explain: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "decision_id": d.decision_id,
+        "node": d.node,
+        "site": d.site,
+        "fallbacks": d.fallbacks,
+        "policy": {"name": d.policy.name, "version": d.policy.version},
+        "arm": d.arm,
+    }
+    if d.degraded:
+        body["degraded"] = d.degraded
+    if explain:
+        body["candidates"] = d.candidates
+        body["rejected"] = [{"node": n, "reason": r} for n, r in sorted(d.rejected.items())]
+    return body
+
+
+def _unplaceable(d: Decision) -> dict[str, Any]:
+    NO_CANDIDATE.inc()
+    return {"message": NO_NODE_MESSAGE, "reasons": dict(sorted(d.rejected.items()))}
+
+
+class PlacementView(APIView):
+    access = {"POST": SERVICE_CALLERS, "OPTIONS": SERVICE_CALLERS}
+
+    @extend_schema(
+        request=s.PlacementRequestSerializer,
+        responses={200: s.PlacementAnswerSerializer, 503: s.UnplaceableSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        """Decide where one request should run: the node, its site and ordered fallbacks."""
+        body = s.PlacementRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        decision = _decide(body.validated_data)
+        if decision.node is None:
+            return Response(_unplaceable(decision), status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        return Response(_answer(decision, body.validated_data["explain"]))
+
+
+class PlacementBatchView(APIView):
+    access = {"POST": SERVICE_CALLERS, "OPTIONS": SERVICE_CALLERS}
+
+    @extend_schema(
+        request=s.PlacementBatchSerializer, responses={200: s.PlacementBatchAnswerSerializer}
+    )
+    def post(self, request: Request) -> Response:
+        """Decide many requests in order; one malformed request rejects the whole batch."""
+        body = s.PlacementBatchSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        answers = []
+        for index, item in enumerate(body.validated_data["requests"]):
+            try:
+                decision = _decide(item)
+            except ValidationError as exc:
+                raise ValidationError({"requests": {str(index): exc.detail}}) from exc
+            answers.append(
+                _answer(decision, item["explain"])
+                if decision.node is not None
+                else {"error": _unplaceable(decision)}
+            )
+        return Response({"decisions": answers})
+
+
+class OutcomeView(APIView):
+    access = {"POST": SERVICE_CALLERS, "OPTIONS": SERVICE_CALLERS}
+
+    @extend_schema(
+        request=s.OutcomeSerializer,
+        responses={
+            200: s.OutcomeAnswerSerializer,
+            404: OpenApiResponse(description="Unknown decision."),
+        },
+    )
+    def post(self, request: Request, decision_id: str) -> Response:
+        """Report what happened to a placed request: feeds breakers and SLO windows."""
+        body = s.OutcomeSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            result = runtime().record_outcome(decision_id, **body.validated_data)
+        except DecisionNotFound as exc:
+            raise NotFound(f"No decision {decision_id!r}.") from exc
+        return Response(result)
+
+
+class DecisionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Recorded decisions (written in batches, so the newest may take a moment to appear)."""
+
+    queryset = DecisionRecord.objects.all()
+    serializer_class = s.DecisionRecordSerializer
+    access = {"list": VIEWERS, "retrieve": VIEWERS, "OPTIONS": VIEWERS}
+    filterset_fields = [
+        "node",
+        "model",
+        "slo",
+        "source",
+        "policy_name",
+        "policy_version",
+        "arm",
+        "ok",
+        "slo_met",
+    ]
+    ordering_fields = ["created_at", "latency_us", "ttft_ms", "e2e_ms"]
+    ordering = ["-created_at"]
+
+
+class BreakerView(APIView):
+    access = {"GET": VIEWERS, "HEAD": VIEWERS, "OPTIONS": VIEWERS}
+
+    @extend_schema(responses={200: OpenApiResponse(description="Breaker states and history.")})
+    def get(self, request: Request) -> Response:
+        """This server process's breaker states, and the last state changes of all."""
+        events = BreakerEvent.objects.all()[:100]
+        return Response(
+            {
+                "states": runtime().breakers.snapshot(),
+                "config": asdict(runtime().breakers.config),
+                "recent": [
+                    {
+                        "node": e.node,
+                        "from_state": e.from_state,
+                        "to_state": e.to_state,
+                        "reason": e.reason,
+                        "at": e.at.isoformat(),
+                    }
+                    for e in events
+                ],
+            }
+        )

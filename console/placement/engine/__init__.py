@@ -1,0 +1,1 @@
+"""The decision engine: everything a decision needs lives in memory (GUIDE rule 2)."""

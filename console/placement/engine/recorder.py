@@ -1,0 +1,201 @@
+"""Writes decision records, outcomes and stream events off the request thread, in batches.
+
+Requests only append to an in-memory queue. A background thread drains it every
+`flush_interval_s` (or sooner when `batch_size` items wait): one bulk INSERT for the new
+records, then the outcome updates, in one transaction. When the database is down the items
+stay buffered and are retried with backoff; past `max_buffer` the oldest are dropped and
+counted (`locus_decision_records_dropped_total`), so memory stays bounded.
+
+The live stream gets a bounded view of the decisions: every `summary_interval_s` one
+`decision.summary` event with counts per node and policy, plus at most
+`sampled_per_interval` individual `decision` events (CONTRACTS §4 streams; the dashboard says
+on screen that it shows a sample).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import close_old_connections, transaction
+
+from console.placement.metrics import RECORDS_DROPPED
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class RecorderStats:
+    written: int = 0
+    outcomes: int = 0
+    dropped: int = 0
+    failures: int = 0
+    last_error: str = ""
+
+
+@dataclass
+class Recorder:
+    """The background writer. `write_batch` does the database work (injected for tests)."""
+
+    write_batch: Callable[[list[dict[str, Any]], list[dict[str, Any]]], None]
+    publish: Callable[[str, dict[str, Any]], None]
+    flush_interval_s: float = 0.2
+    batch_size: int = 1000
+    max_buffer: int = 200_000
+    summary_interval_s: float = 1.0
+    sampled_per_interval: int = 20
+    stats: RecorderStats = field(default_factory=RecorderStats)
+
+    def __post_init__(self) -> None:
+        self._records: deque[dict[str, Any]] = deque()
+        self._outcomes: deque[dict[str, Any]] = deque()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._stop = False
+        self._window_start = time.monotonic()
+        self._by_node: Counter[str] = Counter()
+        self._by_policy: Counter[str] = Counter()
+        self._sampled = 0
+        self._pending_events: deque[tuple[str, dict[str, Any]]] = deque(maxlen=1000)
+        self._later: deque[Callable[[], None]] = deque(maxlen=10_000)
+        self.tick_hooks: list[Callable[[], None]] = []
+
+    # -- called on the request path: O(1), no I/O ------------------------------------------
+    def record(self, row: dict[str, Any], event: dict[str, Any]) -> None:
+        self._records.append(row)
+        self._by_node[row["node"]] += 1
+        self._by_policy[f"{row['policy_name']}@{row['policy_version']}"] += 1
+        if self._sampled < self.sampled_per_interval:
+            self._sampled += 1
+            self._pending_events.append(("decision", event))
+        self._bound(self._records)
+        if len(self._records) >= self.batch_size:
+            self._wake.set()
+
+    def outcome(self, update: dict[str, Any]) -> None:
+        self._outcomes.append(update)
+        self._bound(self._outcomes)
+
+    def later(self, work: Callable[[], None]) -> None:
+        """Run `work` on the background thread (rare side effects: breaker audit, SLO
+        windows); a failure is logged, never raised to the request that queued it."""
+        self._later.append(work)
+
+    def _bound(self, queue: deque[dict[str, Any]]) -> None:
+        while len(queue) > self.max_buffer:
+            queue.popleft()
+            self.stats.dropped += 1
+            RECORDS_DROPPED.inc()
+
+    # -- the background side ---------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._stop = False
+            self._thread = threading.Thread(target=self._run, name="locus-recorder", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        backoff = self.flush_interval_s
+        while not self._stop:
+            self._wake.wait(backoff)
+            self._wake.clear()
+            ok = self.flush()
+            backoff = self.flush_interval_s if ok else min(backoff * 2, 5.0)
+        self.flush()
+
+    def flush(self) -> bool:
+        """Write what is buffered and publish due events; False if the database failed."""
+        self._publish_due()
+        records = [
+            self._records.popleft() for _ in range(min(len(self._records), self.batch_size * 10))
+        ]
+        outcomes = [self._outcomes.popleft() for _ in range(len(self._outcomes))]
+        if not records and not outcomes:
+            self._run_side_work()
+            return True
+        try:
+            self.write_batch(records, outcomes)
+        except Exception as exc:
+            # Put them back in front, in order, for the next try.
+            self._records.extendleft(reversed(records))
+            self._outcomes.extendleft(reversed(outcomes))
+            self.stats.failures += 1
+            self.stats.last_error = str(exc)
+            logger.warning(
+                "decision records not written yet (%s buffered): %s", len(self._records), exc
+            )
+            close_old_connections()
+            return False
+        self.stats.written += len(records)
+        self.stats.outcomes += len(outcomes)
+        self._run_side_work()
+        return True
+
+    def _run_side_work(self) -> None:
+        for hook in self.tick_hooks:
+            self._safely(hook)
+        while self._later:
+            self._safely(self._later.popleft())
+
+    @staticmethod
+    def _safely(work: Callable[[], None]) -> None:
+        try:
+            work()
+        except Exception:
+            logger.warning("background work failed", exc_info=True)
+
+    def _publish_due(self) -> None:
+        while self._pending_events:
+            event_type, data = self._pending_events.popleft()
+            self.publish(event_type, data)
+        now = time.monotonic()
+        elapsed = now - self._window_start
+        if elapsed < self.summary_interval_s:
+            return
+        total = sum(self._by_node.values())
+        if total:
+            self.publish(
+                "decision.summary",
+                {
+                    "window_s": round(elapsed, 3),
+                    "total": total,
+                    "by_node": dict(self._by_node),
+                    "by_policy": dict(self._by_policy),
+                    "sampled": self._sampled,
+                },
+            )
+        self._window_start = now
+        self._by_node = Counter()
+        self._by_policy = Counter()
+        self._sampled = 0
+
+
+def write_to_database(records: list[dict[str, Any]], outcomes: list[dict[str, Any]]) -> None:
+    """One transaction: insert new decision records, then apply outcome updates."""
+    from console.placement.models import DecisionRecord
+
+    with transaction.atomic():
+        if records:
+            DecisionRecord.objects.bulk_create(
+                [DecisionRecord(**row) for row in records], ignore_conflicts=True
+            )
+        for update in outcomes:
+            decision_id = update["id"]
+            fields = {k: v for k, v in update.items() if k != "id"}
+            DecisionRecord.objects.filter(pk=decision_id).update(**fields)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,371 @@
+"""The engine of this server process: one per process, refreshed and recorded in the
+background, shared by every request (GUIDE rule 2).
+
+`runtime()` returns it, starting its threads on first use (not at import, so management
+commands and migrations start none). Tests call `refresh()` to install a snapshot on the
+spot and `recorder.flush()` to write what is buffered.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import close_old_connections
+
+from console.live.events import send_event
+from console.placement.engine.breakers import OPEN, BreakerBoard, BreakerConfig
+from console.placement.engine.core import Decision, DecisionInput, Engine
+from console.placement.engine.recorder import Recorder, utcnow, write_to_database
+from console.placement.engine.snapshot import (
+    PolicyRef,
+    Rollout,
+    Snapshot,
+    load_from_telemetry,
+)
+from console.placement.metrics import BREAKER_OPEN, BREAKER_TRIPS, DECISION_LATENCY, DECISIONS
+from optimizer.policies import Policy, load_policy
+
+logger = logging.getLogger(__name__)
+BREAKER_CACHE_KEY = "locus:breakers:open"
+RECENT_DECISIONS = 100_000
+
+
+@dataclass(frozen=True)
+class RecentDecision:
+    node: str
+    slo: str | None
+    model: str
+
+
+class DecisionNotFound(LookupError):
+    pass
+
+
+class Runtime:
+    """Engine + background snapshot refresh + recorder, for one server process."""
+
+    def __init__(self) -> None:
+        self.default_policy = PolicyRef(
+            name=settings.LOCUS_DEFAULT_POLICY,
+            version="builtin",
+            spec=settings.LOCUS_DEFAULT_POLICY,
+        )
+        fallback = PolicyRef(
+            name=settings.LOCUS_FALLBACK_POLICY,
+            version="builtin",
+            spec=settings.LOCUS_FALLBACK_POLICY,
+        )
+        self.breakers = BreakerBoard(_breaker_config(), on_transition=self._breaker_moved)
+        self.engine = Engine(
+            breakers=self.breakers,
+            load_policy=self._policy,
+            fallback=fallback,
+            stale_after_s=settings.LOCUS_TELEMETRY_STALE_SECONDS,
+            max_fallbacks=settings.LOCUS_MAX_FALLBACKS,
+            scorer_budget_s=settings.LOCUS_SCORER_BUDGET_MS / 1000.0,
+        )
+        self.recorder = Recorder(write_batch=write_to_database, publish=_publish)
+        self.recorder.tick_hooks.append(self._flush_shadow)
+        self._shadow_totals: dict[int, list[float]] = {}
+        self._policies: dict[tuple[str, int], Policy] = {}
+        self._recent: OrderedDict[str, RecentDecision] = OrderedDict()
+        self._started = False
+        self._start_lock = threading.Lock()
+        self.last_refresh_error = ""
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def ensure_started(self) -> None:
+        if self._started:
+            return
+        with self._start_lock:
+            if self._started:
+                return
+            if self.engine.snapshot is None:
+                self.refresh()
+            if settings.LOCUS_ENGINE_BACKGROUND:
+                threading.Thread(
+                    target=self._refresh_forever, name="locus-snapshot", daemon=True
+                ).start()
+                self.recorder.start()
+            self._started = True
+
+    def _refresh_forever(self) -> None:
+        while True:
+            time.sleep(settings.LOCUS_SNAPSHOT_REFRESH_SECONDS)
+            self.refresh()
+            close_old_connections()
+
+    def refresh(self) -> bool:
+        """Build and install a new snapshot; on failure keep serving the old one."""
+        try:
+            snapshot = build_snapshot(self.default_policy)
+        except Exception as exc:
+            self.last_refresh_error = str(exc)
+            logger.warning("snapshot refresh failed; serving the previous one: %s", exc)
+            return False
+        self.engine.install(snapshot)
+        self.last_refresh_error = ""
+        BREAKER_OPEN.set(len(self.breakers.open_nodes()))
+        return True
+
+    # -- decisions -------------------------------------------------------------------------
+    def decide(self, body: DecisionInput) -> Decision:
+        self.ensure_started()
+        decision = self.engine.decide(body)
+        DECISION_LATENCY.observe(decision.latency_us / 1e6)
+        if decision.node is not None:
+            DECISIONS.labels(policy=decision.policy.key, node=decision.node).inc()
+            self._remember(decision)
+            self.recorder.record(_record_row(decision), _event(decision))
+            if decision.shadow and decision.shadow.get("version_id") is not None:
+                totals = self._shadow_totals.setdefault(
+                    decision.shadow["version_id"], [0, 0, 0.0, 0.0]
+                )
+                totals[0] += 1
+                totals[1] += int(decision.shadow["agreed"])
+                totals[2] += decision.shadow["ttft_delta_ms"]
+                totals[3] += decision.shadow["cost_delta_usd"]
+        return decision
+
+    def _flush_shadow(self) -> None:
+        totals, self._shadow_totals = self._shadow_totals, {}
+        if totals:
+            from console.policies.services import shadow_comparison_add
+
+            for version_id, (compared, agreed, ttft, cost) in totals.items():
+                shadow_comparison_add(
+                    version_id=version_id,
+                    compared=int(compared),
+                    agreed=int(agreed),
+                    ttft_delta_ms=ttft,
+                    cost_delta_usd=cost,
+                )
+
+    def _remember(self, decision: Decision) -> None:
+        assert decision.node is not None
+        self._recent[decision.decision_id] = RecentDecision(
+            node=decision.node, slo=decision.request.slo, model=decision.request.model
+        )
+        while len(self._recent) > RECENT_DECISIONS:
+            self._recent.popitem(last=False)
+
+    def record_outcome(
+        self,
+        decision_id: str,
+        *,
+        ok: bool,
+        ttft_ms: float | None = None,
+        e2e_ms: float | None = None,
+    ) -> dict[str, Any]:
+        """Feed an outcome to the node's breaker, the decision record and the SLO windows."""
+        self.ensure_started()
+        recent = self._recent.get(decision_id) or _recent_from_database(decision_id)
+        snapshot = self.engine.snapshot
+        slo = snapshot.topology.slo_by_name.get(recent.slo) if snapshot and recent.slo else None
+        slo_met = ok and (
+            slo is None
+            or (
+                (ttft_ms is None or ttft_ms <= slo.ttft_p95_ms)
+                and (e2e_ms is None or e2e_ms <= slo.e2e_p95_ms)
+            )
+        )
+        self.breakers.record(recent.node, ok)
+        at = utcnow()
+        self.recorder.outcome(
+            {
+                "id": decision_id,
+                "ttft_ms": ttft_ms,
+                "e2e_ms": e2e_ms,
+                "ok": ok,
+                "slo_met": slo_met,
+                "outcome_at": at,
+            }
+        )
+        if recent.slo:
+            self.recorder.later(lambda: _feed_slo_windows(recent, ttft_ms, e2e_ms, ok, at))
+        return {
+            "decision_id": decision_id,
+            "node": recent.node,
+            "slo_met": slo_met,
+            "breaker": self.breakers.state(recent.node),
+        }
+
+    # -- policies and breakers -------------------------------------------------------------
+    def _policy(self, ref: PolicyRef, snapshot: Snapshot) -> Policy:
+        """Loaded policies, cached per topology (heuristics such as round-robin hold state
+        tied to the node list); loading happens at most once per snapshot generation."""
+        key = (ref.key, id(snapshot.topology))
+        policy = self._policies.get(key)
+        if policy is None:
+            self._policies = {
+                k: v for k, v in self._policies.items() if k[1] == id(snapshot.topology)
+            }
+            policy = load_policy(ref.spec, snapshot.topology, seed=0)
+            self._policies[key] = policy
+        return policy
+
+    def _breaker_moved(self, node: str, before: str, after: str, why: str) -> None:
+        if after == OPEN:
+            BREAKER_TRIPS.labels(node=node).inc()
+        at = utcnow()
+        logger.info("breaker %s: %s -> %s (%s)", node, before, after, why)
+        self.recorder.later(lambda: _store_breaker_move(node, before, after, why, at))
+
+
+def _breaker_config() -> BreakerConfig:
+    overrides = getattr(settings, "LOCUS_BREAKER", {})
+    return BreakerConfig(**overrides)
+
+
+def build_snapshot(default_policy: PolicyRef) -> Snapshot:
+    """Read everything a decision needs (database, telemetry cache, shared breakers)."""
+    from console.inventory.selectors import inventory_topology
+    from console.policies.selectors import rollout_state
+    from telemetry.selectors import latest_fleet_state
+
+    topology = inventory_topology()
+    loads = {name: load_from_telemetry(state) for name, state in latest_fleet_state().items()}
+    rollout: Rollout = rollout_state(default=default_policy)
+    try:
+        opened: dict[str, float] = cache.get(BREAKER_CACHE_KEY) or {}
+    except Exception:  # Redis down: breakers stay per process until it is back
+        opened = {}
+    # An entry older than open_s has gone half-open in the process that tripped it (or that
+    # process died): it must not re-open breakers here.
+    horizon = time.time() - _breaker_config().open_s
+    shared_open = frozenset(node for node, at in opened.items() if at > horizon)
+    return Snapshot(
+        topology=topology, loads=loads, rollout=rollout, shared_open_breakers=shared_open
+    )
+
+
+def _store_breaker_move(node: str, before: str, after: str, why: str, at: Any) -> None:
+    from console.placement.models import BreakerEvent
+
+    BreakerEvent.objects.create(
+        node=node, from_state=before, to_state=after, reason=why[:300], at=at
+    )
+    try:
+        opened: dict[str, float] = dict(cache.get(BREAKER_CACHE_KEY) or {})
+        if after == OPEN:
+            opened[node] = at.timestamp()
+        else:
+            opened.pop(node, None)
+        cache.set(BREAKER_CACHE_KEY, opened, timeout=None)
+    except Exception:
+        logger.warning("could not share breaker state of %s", node, exc_info=True)
+    _publish(
+        "breaker",
+        {
+            "node": node,
+            "from_state": before,
+            "to_state": after,
+            "reason": why,
+            "ts": at.isoformat(),
+        },
+    )
+
+
+def _feed_slo_windows(
+    recent: RecentDecision, ttft_ms: float | None, e2e_ms: float | None, ok: bool, at: Any
+) -> None:
+    from telemetry.services import outcome_record
+
+    assert recent.slo is not None
+    outcome_record(
+        slo=recent.slo,
+        model=recent.model,
+        node=recent.node,
+        ttft_ms=ttft_ms,
+        e2e_ms=e2e_ms,
+        ok=ok,
+        at=at,
+    )
+
+
+def _recent_from_database(decision_id: str) -> RecentDecision:
+    from console.placement.models import DecisionRecord
+
+    row = DecisionRecord.objects.filter(pk=decision_id).values_list("node", "slo", "model").first()
+    if row is None:
+        raise DecisionNotFound(decision_id)
+    return RecentDecision(node=row[0], slo=row[1] or None, model=row[2])
+
+
+def _record_row(d: Decision) -> dict[str, Any]:
+    r = d.request
+    shadow = d.shadow or {}
+    return {
+        "id": d.decision_id,
+        "created_at": utcnow(),
+        "source": r.source or "",
+        "source_site": r.source_site,
+        "model": r.model,
+        "slo": r.slo or "",
+        "prompt_tokens": r.prompt_tokens,
+        "max_output_tokens": r.max_output_tokens,
+        "session_id": d.session_id or "",
+        "node": d.node,
+        "node_site": d.site,
+        "fallbacks": d.fallbacks,
+        "policy_name": d.policy.name,
+        "policy_version": d.policy.version,
+        "arm": d.arm,
+        "degraded": d.degraded,
+        "shadow_policy": shadow.get("policy", ""),
+        "shadow_node": shadow.get("node", ""),
+        "latency_us": d.latency_us,
+    }
+
+
+def _event(d: Decision) -> dict[str, Any]:
+    return {
+        "decision_id": d.decision_id,
+        "node": d.node,
+        "site": d.site,
+        "model": d.request.model,
+        "slo": d.request.slo,
+        "policy": d.policy.key,
+        "fallbacks": d.fallbacks,
+        "latency_us": round(d.latency_us, 1),
+        "ts": utcnow().isoformat(),
+        "arm": d.arm,
+        "source": d.request.source,
+        "source_site": d.request.source_site,
+    }
+
+
+def _publish(event_type: str, data: dict[str, Any]) -> None:
+    try:
+        send_event(event_type, data)
+    except Exception:
+        logger.warning("live event %s dropped", event_type, exc_info=True)
+
+
+_runtime: Runtime | None = None
+_runtime_lock = threading.Lock()
+
+
+def runtime() -> Runtime:
+    global _runtime
+    if _runtime is None:
+        with _runtime_lock:
+            if _runtime is None:
+                _runtime = Runtime()
+    return _runtime
+
+
+def reset_runtime() -> None:
+    """Forget the process's engine (tests, or after settings change)."""
+    global _runtime
+    with _runtime_lock:
+        if _runtime is not None:
+            _runtime.recorder.stop(timeout=1.0)
+        _runtime = None

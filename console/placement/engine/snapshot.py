@@ -1,0 +1,92 @@
+"""The in-memory state a decision reads: inventory, latest telemetry, rollout, shared breakers.
+
+A snapshot is immutable and replaced whole by a background refresh (`runtime.py`), so a
+decision never queries the database or the network and never sees half an update. Building
+one reads the database; when that fails the previous snapshot stays in service and only its
+age grows (GUIDE rule 2: a dead database degrades freshness, never availability).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from optimizer.topology import Topology
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeLoad:
+    """The latest telemetry of one node that placement uses, with when it was measured."""
+
+    queue_depth: int
+    running: int
+    kv_usage: float  # fraction of KV capacity in use, 0..1
+    measured_at: float  # UNIX seconds
+
+    def age_s(self, now: float) -> float:
+        return max(0.0, now - self.measured_at)
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyRef:
+    """A policy the engine can serve: what to load, and how to name it in answers."""
+
+    name: str
+    version: str
+    spec: str  # a built-in heuristic's name, or a directory written by `train`
+    version_id: int | None = None  # the PolicyVersion row, None for the configured default
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+@dataclass(frozen=True, slots=True)
+class Rollout:
+    """Which policies serve traffic: the active one, and optionally a shadow and a canary."""
+
+    active: PolicyRef
+    shadow: PolicyRef | None = None
+    canary: PolicyRef | None = None
+    canary_share: float = 0.0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything a decision needs, built off the request path."""
+
+    topology: Topology
+    loads: dict[str, NodeLoad]
+    rollout: Rollout
+    shared_open_breakers: frozenset[str] = frozenset()
+    built_at: float = field(default_factory=time.time)
+
+    def age_s(self, now: float | None = None) -> float:
+        return (time.time() if now is None else now) - self.built_at
+
+
+def _to_unix(value: Any) -> float:
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, int | float):
+        return float(value)
+    return datetime.fromisoformat(str(value)).replace(tzinfo=UTC).timestamp()
+
+
+def load_from_telemetry(state: Any) -> NodeLoad:
+    """Adapt the telemetry pipeline's latest node state to what placement reads.
+
+    Missing readings count as idle: a node whose exporter does not report queue depth is
+    placed on the rest of its state rather than excluded.
+    """
+    return NodeLoad(
+        queue_depth=int(getattr(state, "queue_depth", None) or 0),
+        running=int(getattr(state, "running", None) or 0),
+        kv_usage=float(getattr(state, "kv_usage", None) or 0.0),
+        measured_at=_to_unix(state.updated_at),
+    )

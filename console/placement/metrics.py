@@ -1,0 +1,74 @@
+"""Prometheus metrics of the decision engine, served at /metrics (CONTRACTS §4).
+
+With several server processes, set PROMETHEUS_MULTIPROC_DIR to a shared empty directory so
+/metrics aggregates every process (prometheus_client's multiprocess mode).
+"""
+
+from __future__ import annotations
+
+import os
+
+from django.http import HttpRequest, HttpResponse
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client import multiprocess as prom_multiprocess
+
+# Decisions take tens of microseconds to a few milliseconds of engine work.
+_LATENCY_BUCKETS = (
+    0.00005,
+    0.0001,
+    0.00025,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+)
+
+DECISION_LATENCY = Histogram(
+    "locus_decision_latency_seconds",
+    "Engine time per placement decision (filter, score, pick), excluding HTTP.",
+    buckets=_LATENCY_BUCKETS,
+)
+DECISIONS = Counter("locus_decisions_total", "Placement decisions made.", ["policy", "node"])
+NO_CANDIDATE = Counter(
+    "locus_decisions_unplaceable_total", "Requests no node could serve (answered 503)."
+)
+FALLBACKS = Counter(
+    "locus_fallbacks_total",
+    "Decisions where the engine fell back from the configured policy to the fallback "
+    "heuristic, by reason (scorer_error, scorer_slow).",
+    ["reason"],
+)
+BREAKER_TRIPS = Counter("locus_breaker_trips_total", "Circuit breakers opened.", ["node"])
+BREAKER_OPEN = Gauge(
+    "locus_breakers_open", "Nodes whose breaker is open now.", multiprocess_mode="max"
+)
+OUTCOMES = Counter("locus_outcomes_total", "Outcomes reported for decisions.", ["ok"])
+SNAPSHOT_AGE = Gauge(
+    "locus_snapshot_age_seconds", "Age of the engine's inventory snapshot.", multiprocess_mode="max"
+)
+RECORDS_DROPPED = Counter(
+    "locus_decision_records_dropped_total",
+    "Decision records dropped because the database stayed unavailable and the buffer filled.",
+)
+
+
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    if "PROMETHEUS_MULTIPROC_DIR" in os.environ:
+        registry = CollectorRegistry()
+        prom_multiprocess.MultiProcessCollector(registry)
+    else:
+        registry = REGISTRY
+    return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)

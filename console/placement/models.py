@@ -1,0 +1,63 @@
+"""Decision records: what was decided, by which policy, and what happened."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class DecisionRecord(models.Model):
+    """One placement decision, written in batches off the request thread.
+
+    `arm` says which rollout arm served it (active or canary); `shadow_node` what the shadow
+    policy would have picked. The outcome fields are filled when the caller reports back.
+    """
+
+    id = models.CharField(primary_key=True, max_length=32)
+    created_at = models.DateTimeField(db_index=True)
+    source = models.CharField(max_length=100, blank=True)
+    source_site = models.CharField(max_length=100)
+    model = models.CharField(max_length=200)
+    slo = models.CharField(max_length=100, blank=True)
+    prompt_tokens = models.PositiveIntegerField()
+    max_output_tokens = models.PositiveIntegerField()
+    session_id = models.CharField(max_length=200, blank=True)
+    node = models.CharField(max_length=200, db_index=True)
+    node_site = models.CharField(max_length=100)
+    fallbacks = models.JSONField(default=list)
+    policy_name = models.CharField(max_length=100)
+    policy_version = models.CharField(max_length=100)
+    arm = models.CharField(max_length=16, default="active")
+    degraded = models.CharField(
+        max_length=32, blank=True, help_text="Why the fallback heuristic decided, if it did."
+    )
+    shadow_policy = models.CharField(max_length=200, blank=True)
+    shadow_node = models.CharField(max_length=200, blank=True)
+    latency_us = models.FloatField()
+    ttft_ms = models.FloatField(null=True, blank=True)
+    e2e_ms = models.FloatField(null=True, blank=True)
+    ok = models.BooleanField(null=True)
+    slo_met = models.BooleanField(null=True)
+    outcome_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["policy_name", "policy_version", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.id} → {self.node}"
+
+
+class BreakerEvent(models.Model):
+    """A circuit breaker changing state (audit trail and cross-process sharing)."""
+
+    node = models.CharField(max_length=200, db_index=True)
+    from_state = models.CharField(max_length=16)
+    to_state = models.CharField(max_length=16)
+    reason = models.CharField(max_length=300)
+    at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["-at"]
+
+    def __str__(self) -> str:
+        return f"{self.node}: {self.from_state} → {self.to_state}"

@@ -1,0 +1,1 @@
+"""Policy versions, their evaluations, staged rollouts (shadow, canary, active) and training."""

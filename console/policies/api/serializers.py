@@ -1,0 +1,153 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from console.policies.models import (
+    PolicyEvaluation,
+    PolicyTransition,
+    PolicyVersion,
+    ShadowComparison,
+    TrainingRun,
+)
+
+
+class PolicyTransitionSerializer(serializers.ModelSerializer):
+    policy = serializers.CharField(source="version.__str__", read_only=True)
+
+    class Meta:
+        model = PolicyTransition
+        fields = ["id", "version", "policy", "from_state", "to_state", "actor", "reason", "at"]
+
+
+class PolicyEvaluationSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PolicyEvaluation
+        fields = [
+            "id",
+            "version",
+            "baseline",
+            "trace",
+            "loads",
+            "seeds",
+            "status",
+            "progress",
+            "report",
+            "error",
+            "created_at",
+            "finished_at",
+        ]
+
+
+class ShadowComparisonSerializer(serializers.ModelSerializer):
+    agreement = serializers.SerializerMethodField()
+    mean_predicted_ttft_delta_ms = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ShadowComparison
+        fields = [
+            "compared",
+            "agreed",
+            "agreement",
+            "mean_predicted_ttft_delta_ms",
+            "predicted_cost_delta_usd_sum",
+            "updated_at",
+        ]
+
+    def get_agreement(self, obj: ShadowComparison) -> float | None:
+        return obj.agreed / obj.compared if obj.compared else None
+
+    def get_mean_predicted_ttft_delta_ms(self, obj: ShadowComparison) -> float | None:
+        return obj.predicted_ttft_delta_ms_sum / obj.compared if obj.compared else None
+
+
+class PolicyVersionSerializer(serializers.ModelSerializer):
+    registered_by: serializers.StringRelatedField[Any] = serializers.StringRelatedField()
+    approved_by: serializers.StringRelatedField[Any] = serializers.StringRelatedField()
+    latest_evaluation = serializers.SerializerMethodField()
+    shadow = serializers.SerializerMethodField()
+
+    class Meta:
+        model = PolicyVersion
+        fields = [
+            "id",
+            "name",
+            "version",
+            "kind",
+            "heuristic",
+            "artifact_dir",
+            "metadata",
+            "state",
+            "canary_share",
+            "registered_by",
+            "registered_at",
+            "approved_by",
+            "approved_at",
+            "state_changed_at",
+            "latest_evaluation",
+            "shadow",
+        ]
+
+    def get_latest_evaluation(self, obj: PolicyVersion) -> dict[str, Any] | None:
+        evaluation = obj.evaluations.first()
+        return PolicyEvaluationSerializer(evaluation).data if evaluation else None
+
+    def get_shadow(self, obj: PolicyVersion) -> dict[str, Any] | None:
+        stats = ShadowComparison.objects.filter(version=obj).first()
+        return ShadowComparisonSerializer(stats).data if stats else None
+
+
+class PolicyRegisterSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    version = serializers.CharField(max_length=100)
+    heuristic = serializers.CharField(max_length=50, required=False, allow_blank=True, default="")
+    artifact_dir = serializers.CharField(
+        max_length=500, required=False, allow_blank=True, default=""
+    )
+
+
+class TransitionRequestSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
+    canary_share = serializers.FloatField(required=False, min_value=0.0001, max_value=1.0)
+
+
+class EvaluationRequestSerializer(serializers.Serializer):
+    trace = serializers.CharField(
+        required=False,
+        help_text="A trace file name in the traces "
+        "directory (LOCUS_TRACES_DIR); defaults to the configured one.",
+    )
+    loads = serializers.ListField(
+        child=serializers.FloatField(min_value=0.01, max_value=100),
+        required=False,
+        min_length=1,
+        max_length=6,
+    )
+    seeds = serializers.ListField(
+        child=serializers.IntegerField(min_value=0), required=False, min_length=1, max_length=5
+    )
+
+
+class TrainingRunSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = TrainingRun
+        fields = [
+            "id",
+            "config",
+            "status",
+            "progress",
+            "log_tail",
+            "artifact_dir",
+            "report",
+            "error",
+            "version",
+            "created_at",
+            "finished_at",
+        ]
+
+
+class TrainingRunRequestSerializer(serializers.Serializer):
+    trace = serializers.CharField(required=False)
+    timesteps = serializers.IntegerField(required=False, min_value=256, max_value=5_000_000)
+    seed = serializers.IntegerField(required=False, min_value=0, default=0)

@@ -1,0 +1,112 @@
+"""The canary watchdog: compare the canary arm with the active arm on live outcomes and roll
+the canary back by itself when it does worse by more than the configured margins.
+
+Two comparisons over the outcomes since the canary started (at most the last
+`LOCUS_CANARY_WINDOW_SECONDS`), once both arms have `LOCUS_CANARY_MIN_OUTCOMES` outcomes:
+- SLO attainment: the share of outcomes that met every target of their SLO. Rolled back when
+  the canary's is lower than the active arm's by more than `LOCUS_CANARY_MAX_ATTAINMENT_DROP`.
+- Breaches: each (SLO, model, node) group of an arm with at least `MIN_GROUP` outcomes is in
+  breach when its p95 TTFT or p95 end-to-end latency exceeds the SLO target. Arms carry
+  different traffic, so the share of breached groups is compared, not the count; rolled back
+  when the canary's share exceeds the active arm's by more than
+  `LOCUS_CANARY_MAX_BREACH_SHARE_INCREASE`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import timedelta
+
+import numpy as np
+from django.conf import settings
+from django.utils import timezone
+
+from console.placement.models import DecisionRecord
+from console.policies.choices import PolicyState
+from console.policies.models import PolicyVersion
+
+MIN_GROUP = 20
+
+
+@dataclass
+class ArmStats:
+    outcomes: int = 0
+    met: int = 0
+    groups: int = 0
+    breached: int = 0
+
+    @property
+    def attainment(self) -> float:
+        return self.met / self.outcomes if self.outcomes else 0.0
+
+    @property
+    def breach_share(self) -> float:
+        return self.breached / self.groups if self.groups else 0.0
+
+
+def arm_stats(since: object) -> dict[str, ArmStats]:
+    from console.inventory.models import Slo
+
+    targets = {s.name: (s.ttft_p95_ms, s.e2e_p95_ms) for s in Slo.objects.all()}
+    rows = (
+        DecisionRecord.objects.filter(created_at__gte=since, slo_met__isnull=False)
+        .values_list("arm", "slo_met", "slo", "model", "node", "ttft_ms", "e2e_ms")
+        .iterator(chunk_size=5000)
+    )
+    stats: dict[str, ArmStats] = defaultdict(ArmStats)
+    groups: dict[tuple[str, str, str, str], tuple[list[float], list[float]]] = defaultdict(
+        lambda: ([], [])
+    )
+    for arm, met, slo, model, node, ttft, e2e in rows:
+        s = stats[arm]
+        s.outcomes += 1
+        s.met += int(bool(met))
+        ttfts, e2es = groups[(arm, slo, model, node)]
+        if ttft is not None:
+            ttfts.append(ttft)
+        if e2e is not None:
+            e2es.append(e2e)
+    for (arm, slo, _model, _node), (ttfts, e2es) in groups.items():
+        if slo not in targets or max(len(ttfts), len(e2es)) < MIN_GROUP:
+            continue
+        ttft_target, e2e_target = targets[slo]
+        stats[arm].groups += 1
+        over_ttft = bool(ttfts) and float(np.percentile(ttfts, 95)) > ttft_target
+        over_e2e = bool(e2es) and float(np.percentile(e2es, 95)) > e2e_target
+        stats[arm].breached += int(over_ttft or over_e2e)
+    return dict(stats)
+
+
+def canary_check() -> str:
+    """Check the canary, roll it back if it is worse; return what was decided."""
+    from console.policies.services import policy_transition
+
+    canary = PolicyVersion.objects.filter(state=PolicyState.CANARY).first()
+    if canary is None:
+        return "no canary"
+    window_start = timezone.now() - timedelta(seconds=settings.LOCUS_CANARY_WINDOW_SECONDS)
+    since = max(canary.state_changed_at or window_start, window_start)
+    stats = arm_stats(since)
+    mine, theirs = stats.get("canary", ArmStats()), stats.get("active", ArmStats())
+    needed = settings.LOCUS_CANARY_MIN_OUTCOMES
+    if mine.outcomes < needed or theirs.outcomes < needed:
+        return f"waiting: {mine.outcomes} canary and {theirs.outcomes} active outcomes"
+    drop = theirs.attainment - mine.attainment
+    extra_breaches = mine.breach_share - theirs.breach_share
+    reasons = []
+    if drop > settings.LOCUS_CANARY_MAX_ATTAINMENT_DROP:
+        reasons.append(f"SLO attainment {mine.attainment:.1%} vs active {theirs.attainment:.1%}")
+    if extra_breaches > settings.LOCUS_CANARY_MAX_BREACH_SHARE_INCREASE:
+        reasons.append(
+            f"breached groups {mine.breached}/{mine.groups} vs active "
+            f"{theirs.breached}/{theirs.groups}"
+        )
+    if not reasons:
+        return (
+            f"healthy: attainment {mine.attainment:.1%} vs {theirs.attainment:.1%}, "
+            f"breach share {mine.breach_share:.1%} vs {theirs.breach_share:.1%}"
+        )
+    reason = "automatic rollback: " + "; ".join(reasons)
+    policy_transition(policy=canary, action="rollback", actor=None, reason=reason)
+    return reason

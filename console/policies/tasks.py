@@ -1,0 +1,69 @@
+"""Worker jobs for policies: evaluations, the canary watchdog, training runs."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import shared_task
+from django.conf import settings
+from django.utils import timezone
+
+from console.policies.choices import JobStatus
+from console.policies.models import PolicyEvaluation
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(acks_late=True)
+def run_evaluation(evaluation_id: int) -> None:
+    """Evaluate a version in the simulator on the inventory's own fleet."""
+    from console.inventory.selectors import inventory_topology
+    from console.policies.evaluation import evaluate_versions
+    from console.policies.selectors import active_policy_spec
+
+    evaluation = PolicyEvaluation.objects.select_related("version").get(pk=evaluation_id)
+    if evaluation.status == JobStatus.SUCCEEDED:
+        return  # redelivered after it finished: nothing to do
+    PolicyEvaluation.objects.filter(pk=evaluation_id).update(status=JobStatus.RUNNING, progress=0.0)
+
+    def progress(fraction: float, message: str) -> None:
+        PolicyEvaluation.objects.filter(pk=evaluation_id).update(progress=fraction)
+
+    try:
+        report = evaluate_versions(
+            topology=inventory_topology(),
+            trace=evaluation.trace,
+            candidate=evaluation.version.spec,
+            baseline=active_policy_spec(),
+            loads=[float(x) for x in evaluation.loads],
+            seeds=[int(s) for s in evaluation.seeds],
+            limit=settings.LOCUS_EVALUATION_LIMIT,
+            progress=progress,
+        )
+    except Exception as exc:
+        logger.exception("evaluation %s failed", evaluation_id)
+        _finish(evaluation_id, JobStatus.FAILED, error=str(exc))
+        return
+    _finish(evaluation_id, JobStatus.SUCCEEDED, report=report)
+
+
+def _finish(evaluation_id: int, status: str, **fields: Any) -> None:
+    PolicyEvaluation.objects.filter(pk=evaluation_id).update(
+        status=status, finished_at=timezone.now(), progress=1.0, **fields
+    )
+
+
+@shared_task
+def canary_watchdog() -> str:
+    """Roll a canary back by itself when it does worse than the active policy."""
+    from console.policies.canary import canary_check
+
+    return canary_check()
+
+
+@shared_task(acks_late=True)
+def run_training(run_id: int) -> None:
+    from console.policies.training import training_execute
+
+    training_execute(run_id=run_id)

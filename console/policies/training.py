@@ -1,0 +1,135 @@
+"""Training runs started from the console: a worker trains a PPO policy on the inventory's
+fleet with `optimizer.rl.train`, reports progress on the live stream, and registers the
+result as a candidate policy version (which another admin must evaluate and approve)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from console.live.events import send_event
+from console.policies.choices import JobStatus
+from console.policies.models import TrainingRun
+
+logger = logging.getLogger(__name__)
+LOG_TAIL_LINES = 40
+# Progress is written and announced at most this often, so a fast loop does not flood the
+# database or the stream.
+PROGRESS_INTERVAL_S = 1.0
+
+
+def training_start(*, config: dict[str, Any], started_by: User | None) -> TrainingRun:
+    from console.policies.tasks import run_training
+
+    run = TrainingRun.objects.create(config=config, started_by=started_by)
+    transaction.on_commit(lambda: run_training.delay(run.pk))
+    return run
+
+
+class _Reporter:
+    """Turns `train`'s progress callbacks into throttled database updates and events."""
+
+    def __init__(self, run_id: int) -> None:
+        self.run_id = run_id
+        self.lines: list[str] = []
+        self.last = 0.0
+
+    def __call__(self, fraction: float, message: str) -> None:
+        self.lines = [*self.lines, message][-LOG_TAIL_LINES:]
+        now = time.monotonic()
+        if now - self.last < PROGRESS_INTERVAL_S and fraction < 1.0:
+            return
+        self.last = now
+        TrainingRun.objects.filter(pk=self.run_id).update(
+            progress=fraction, log_tail="\n".join(self.lines)
+        )
+        send_event(
+            "training.progress",
+            {
+                "run_id": self.run_id,
+                "status": JobStatus.RUNNING,
+                "progress": fraction,
+                "message": message,
+            },
+        )
+
+
+def training_execute(*, run_id: int) -> None:
+    """The worker's side: train, then register the artifact as a candidate version."""
+    from console.inventory.selectors import inventory_topology
+    from console.policies.services import policy_register
+    from optimizer.rl.train import TrainConfig, train
+    from optimizer.topology import dump_topology
+
+    run = TrainingRun.objects.select_related("started_by").get(pk=run_id)
+    if run.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+        return  # redelivered after it finished
+    out = Path(settings.LOCUS_ARTIFACTS_DIR) / "training-runs" / str(run_id)
+    out.mkdir(parents=True, exist_ok=True)
+    topology_path = out / "topology.yaml"
+    topology_path.write_text(dump_topology(inventory_topology()), encoding="utf-8")
+    TrainingRun.objects.filter(pk=run_id).update(status=JobStatus.RUNNING, artifact_dir=str(out))
+    config = run.config
+    reporter = _Reporter(run_id)
+    try:
+        result = train(
+            TrainConfig(
+                topology=str(topology_path),
+                trace=config["trace"],
+                out=str(out),
+                timesteps=int(config.get("timesteps", settings.LOCUS_TRAINING_TIMESTEPS)),
+                seed=int(config.get("seed", 0)),
+                bc_steps=int(config.get("bc_steps", settings.LOCUS_TRAINING_BC_STEPS)),
+                eval_trace=config.get("eval_trace"),
+                threads=1,
+            ),
+            progress=reporter,
+        )
+    except Exception as exc:
+        logger.exception("training run %s failed", run_id)
+        TrainingRun.objects.filter(pk=run_id).update(
+            status=JobStatus.FAILED,
+            error=str(exc),
+            finished_at=timezone.now(),
+            log_tail="\n".join(reporter.lines),
+        )
+        send_event(
+            "training.progress",
+            {"run_id": run_id, "status": JobStatus.FAILED, "progress": 0.0, "message": str(exc)},
+        )
+        return
+    with transaction.atomic():
+        version = policy_register(
+            name="ppo",
+            version=f"run-{run_id}",
+            artifact_dir=str(result.out),
+            registered_by=run.started_by,
+        )
+        TrainingRun.objects.filter(pk=run_id).update(
+            status=JobStatus.SUCCEEDED,
+            progress=1.0,
+            finished_at=timezone.now(),
+            report={
+                "validation": result.validation,
+                "evaluation": result.evaluation,
+                "wall_seconds": result.wall_seconds,
+            },
+            version=version,
+            log_tail="\n".join(reporter.lines),
+        )
+        send_event(
+            "training.progress",
+            {
+                "run_id": run_id,
+                "status": JobStatus.SUCCEEDED,
+                "progress": 1.0,
+                "message": f"registered {version} as a candidate",
+            },
+        )

@@ -1,0 +1,1 @@
+"""The browser dashboard: serves the built single-page app (frontend/dist) for its routes."""

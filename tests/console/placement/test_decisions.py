@@ -1,0 +1,216 @@
+"""POST /api/v1/placements and friends, through HTTP with a service key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from console.inventory.models import Node
+from console.placement.models import DecisionRecord
+
+pytestmark = pytest.mark.django_db
+
+INTERACTIVE = {
+    "model": "llama-3.1-8b",
+    "source": "munich-app",
+    "prompt_tokens": 1800,
+    "max_output_tokens": 256,
+}
+
+
+def test_a_service_gets_a_node_site_fallbacks_and_policy(
+    example_engine: Any, client_for: Any
+) -> None:
+    response = client_for("service").post("/api/v1/placements", INTERACTIVE, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["node"] in {"muc-l4-1", "fra-h100-1"}
+    assert body["site"] == {"muc-l4-1": "muc-edge", "fra-h100-1": "fra-core"}[body["node"]]
+    assert body["fallbacks"] == [{"muc-l4-1", "fra-h100-1"}.difference({body["node"]}).pop()]
+    assert body["policy"] == {"name": "weighted-score", "version": "builtin"}
+    assert len(body["decision_id"]) == 32
+
+
+def test_every_constraint_rejects_with_its_reason(
+    mixed_fleet: Any, client_for: Any, set_loads: Any
+) -> None:
+    Node.objects.filter(name="fra-h100-2").update(state="draining")
+    Node.objects.filter(name="fra-h100-3").update(state="cordoned")
+    Node.objects.filter(name="fra-h100-4").update(state="down")
+    mixed_fleet.refresh()
+    set_loads(fra_h100_1=(0, 0, 0.1, 3600.0), fra_h100_5=(0, 0, 0.1, 1.0))  # one hour old
+    for _ in range(3):  # this config trips after 3 consecutive failures
+        mixed_fleet.breakers.record("muc-l4-1", ok=False)
+    body = (
+        client_for("service")
+        .post("/api/v1/placements", {**INTERACTIVE, "explain": True}, format="json")
+        .json()
+    )
+    assert body["node"] == "fra-h100-5"
+    assert {r["node"]: r["reason"] for r in body["rejected"]} == {
+        "muc-l4-1": "breaker_open",
+        "fra-h100-1": "stale_telemetry",
+        "fra-h100-2": "node_draining",
+        "fra-h100-3": "node_cordoned",
+        "fra-h100-4": "node_down",
+        "use-h100-1": "residency",
+        "muc-qwen-1": "model_not_served",
+        "island-h100-1": "unreachable",
+    }
+
+
+def test_only_stale_nodes_left_are_still_used(
+    mixed_fleet: Any, client_for: Any, set_loads: Any
+) -> None:
+    Node.objects.exclude(name__in=["fra-h100-1", "muc-l4-1"]).update(state="down")
+    mixed_fleet.refresh()
+    set_loads(fra_h100_1=(0, 0, 0.0, 3600.0), muc_l4_1=(0, 0, 0.0, 3600.0))
+    body = client_for("service").post("/api/v1/placements", INTERACTIVE, format="json").json()
+    assert body["node"] in {"fra-h100-1", "muc-l4-1"}
+
+
+def test_a_sequence_larger_than_any_kv_room_is_refused_with_503(
+    mixed_fleet: Any, client_for: Any
+) -> None:
+    huge = {**INTERACTIVE, "prompt_tokens": 2_000_000}
+    response = client_for("service").post("/api/v1/placements", huge, format="json")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["message"] == "No node may serve this request."
+    assert body["reasons"]["fra-h100-1"] == "no_kv_room"
+    assert body["reasons"]["use-h100-1"] == "residency"
+
+
+def test_residency_is_never_broken(mixed_fleet: Any, client_for: Any) -> None:
+    service = client_for("service")
+    for i in range(40):
+        node = service.post(
+            "/api/v1/placements", {**INTERACTIVE, "prompt_tokens": 100 + i}, format="json"
+        ).json()["node"]
+        assert node != "use-h100-1"
+
+
+def test_a_site_stands_in_for_an_unregistered_source(mixed_fleet: Any, client_for: Any) -> None:
+    body = (
+        client_for("service")
+        .post(
+            "/api/v1/placements",
+            {
+                "model": "llama-3.1-8b",
+                "site": "use-cloud",
+                "slo": "batch",
+                "prompt_tokens": 10,
+                "max_output_tokens": 10,
+                "explain": True,
+            },
+            format="json",
+        )
+        .json()
+    )
+    assert body["node"] == "use-h100-1"
+    assert body["candidates"][0]["node"] == "use-h100-1"
+    assert body["candidates"][0]["rank"] == 1
+
+
+def test_bad_input_gets_field_errors(mixed_fleet: Any, client_for: Any) -> None:
+    service = client_for("service")
+    both = service.post("/api/v1/placements", {**INTERACTIVE, "site": "muc-edge"}, format="json")
+    assert both.status_code == 400 and "source" in both.json()["errors"]
+    unknown = service.post("/api/v1/placements", {**INTERACTIVE, "model": "gpt-9"}, format="json")
+    assert unknown.status_code == 400
+    assert unknown.json()["errors"]["model"] == ["Unknown model 'gpt-9'."]
+    negative = service.post(
+        "/api/v1/placements", {**INTERACTIVE, "prompt_tokens": -1}, format="json"
+    )
+    assert "prompt_tokens" in negative.json()["errors"]
+
+
+def test_explain_lists_scores_and_every_rejection(mixed_fleet: Any, client_for: Any) -> None:
+    body = (
+        client_for("service")
+        .post("/api/v1/placements", {**INTERACTIVE, "explain": True}, format="json")
+        .json()
+    )
+    ranks = [c["rank"] for c in body["candidates"]]
+    assert ranks == sorted(ranks) and ranks[0] == 1
+    scores = [c["score"] for c in body["candidates"]]
+    assert scores == sorted(scores, reverse=True)
+    assert body["candidates"][0]["node"] == body["node"]
+    assert {r["node"] for r in body["rejected"]} == {"use-h100-1", "muc-qwen-1", "island-h100-1"}
+
+
+def test_batch_answers_in_order_and_marks_the_unplaceable(
+    mixed_fleet: Any, client_for: Any
+) -> None:
+    requests = [
+        INTERACTIVE,
+        {**INTERACTIVE, "prompt_tokens": 2_000_000},
+        {**INTERACTIVE, "source": "us-batch"},
+    ]
+    response = client_for("service").post(
+        "/api/v1/placements:batch", {"requests": requests}, format="json"
+    )
+    assert response.status_code == 200
+    decisions = response.json()["decisions"]
+    assert len(decisions) == 3
+    assert decisions[0]["node"]
+    assert decisions[1]["error"]["reasons"]["fra-h100-1"] == "no_kv_room"
+    assert decisions[2]["node"]
+
+
+def test_one_bad_request_rejects_the_whole_batch(mixed_fleet: Any, client_for: Any) -> None:
+    requests = [INTERACTIVE, {**INTERACTIVE, "model": "nope"}]
+    response = client_for("service").post(
+        "/api/v1/placements:batch", {"requests": requests}, format="json"
+    )
+    assert response.status_code == 400
+    assert response.json()["errors"]["requests"]["1"]["model"] == ["Unknown model 'nope'."]
+
+
+def test_decisions_and_outcomes_are_recorded_off_the_request_path(
+    example_engine: Any, client_for: Any
+) -> None:
+    service = client_for("service")
+    decision = service.post("/api/v1/placements", INTERACTIVE, format="json").json()
+    assert not DecisionRecord.objects.exists()  # nothing written on the request thread
+    outcome = service.post(
+        f"/api/v1/placements/{decision['decision_id']}/outcome",
+        {"ttft_ms": 300, "e2e_ms": 9000, "ok": True},
+        format="json",
+    )
+    assert outcome.status_code == 200 and outcome.json()["slo_met"] is True
+    example_engine.recorder.flush()
+    record = DecisionRecord.objects.get(pk=decision["decision_id"])
+    assert record.node == decision["node"] and record.ok is True and record.slo_met is True
+    assert record.ttft_ms == 300
+
+
+def test_an_outcome_over_the_slo_is_a_miss(example_engine: Any, client_for: Any) -> None:
+    service = client_for("service")
+    decision = service.post("/api/v1/placements", INTERACTIVE, format="json").json()
+    body = service.post(
+        f"/api/v1/placements/{decision['decision_id']}/outcome",
+        {"ttft_ms": 1200, "e2e_ms": 9000, "ok": True},
+        format="json",
+    ).json()
+    assert body["slo_met"] is False
+
+
+def test_an_outcome_for_an_unknown_decision_is_404(example_engine: Any, client_for: Any) -> None:
+    response = client_for("service").post(
+        "/api/v1/placements/deadbeef/outcome", {"ok": True}, format="json"
+    )
+    assert response.status_code == 404
+    assert "deadbeef" in response.json()["message"]
+
+
+def test_metrics_expose_latency_decisions_and_breakers(
+    example_engine: Any, client_for: Any
+) -> None:
+    client_for("service").post("/api/v1/placements", INTERACTIVE, format="json")
+    text = client_for(None).get("/metrics").content.decode()
+    assert "locus_decision_latency_seconds_bucket" in text
+    assert 'locus_decisions_total{node="' in text
+    assert "locus_fallbacks_total" in text
+    assert "locus_breaker_trips_total" in text
