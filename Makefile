@@ -5,9 +5,14 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test lint migrate
+FRONTEND := frontend
+NPM_STAMP := $(FRONTEND)/node_modules/.installed
+FRONTEND_SOURCES := $(shell find $(FRONTEND)/src $(FRONTEND)/public -type f 2>/dev/null) \
+	$(wildcard $(FRONTEND)/index.html $(FRONTEND)/vite.config.ts $(FRONTEND)/tsconfig.json)
 
-setup: $(STAMP) .env migrate
+.PHONY: setup run test lint migrate frontend
+
+setup: $(STAMP) .env frontend migrate
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,7 +26,22 @@ $(STAMP): pyproject.toml
 .env:
 	$(PY) -c "import secrets; print('SECRET_KEY=' + secrets.token_urlsafe(50))" > .env
 
-migrate: $(STAMP) .env
+# The browser dashboard (needs Node.js 20+ and npm): `npm ci` when the lock file changes, a
+# build when a source is newer than the last build, nothing otherwise.
+ifneq ($(wildcard $(FRONTEND)/package.json),)
+frontend: $(FRONTEND)/dist/index.html
+
+$(NPM_STAMP): $(FRONTEND)/package.json $(FRONTEND)/package-lock.json
+	cd $(FRONTEND) && npm ci --no-audit --no-fund
+	touch $@
+
+$(FRONTEND)/dist/index.html: $(NPM_STAMP) $(FRONTEND_SOURCES)
+	cd $(FRONTEND) && npm run build
+else
+frontend: ;
+endif
+
+migrate: $(STAMP) .env frontend
 	$(PY) manage.py migrate --noinput -v 0
 	$(PY) manage.py collectstatic --noinput -v 0
 
@@ -29,6 +49,7 @@ run: setup
 	$(VENV)/bin/honcho -f Procfile start
 
 test: setup
+	$(if $(wildcard $(FRONTEND)/package.json),cd $(FRONTEND) && npm test)
 	$(PY) -m pytest
 
 lint: setup

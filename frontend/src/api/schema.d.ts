@@ -86,6 +86,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/breaches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description SLA breaches, newest first; filter with ?status=&slo=&node=&model=&metric=. */
+        get: operations["v1_breaches_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/breakers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description This server process's breaker states, and the last state changes of all. */
+        get: operations["v1_breakers_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Recorded decisions (written in batches, so the newest may take a moment to appear). */
+        get: operations["v1_decisions_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/decisions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Recorded decisions (written in batches, so the newest may take a moment to appear). */
+        get: operations["v1_decisions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/links": {
         parameters: {
             query?: never;
@@ -249,6 +317,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/nodes/{name}/telemetry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A node's series for charts: ?metric=&from=&to=&step= (without metric: its metrics). */
+        get: operations["v1_nodes_telemetry_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/nodes/{name}/uncordon": {
         parameters: {
             query?: never;
@@ -260,6 +345,209 @@ export interface paths {
         put?: never;
         /** @description Return the node to service. */
         post: operations["v1_nodes_uncordon_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/placements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Decide where one request should run: the node, its site and ordered fallbacks. */
+        post: operations["v1_placements_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/placements/{decision_id}/outcome": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Report what happened to a placed request: feeds breakers and SLO windows. */
+        post: operations["v1_placements_outcome_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/placements:batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Decide many requests in order; one malformed request rejects the whole batch. */
+        post: operations["v1_placements:batch_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["v1_policies_list"];
+        put?: never;
+        /** @description Register a heuristic or a directory written by `optimizer train`. */
+        post: operations["v1_policies_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/policies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["v1_policies_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/policies/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Approve an evaluated candidate (an admin other than the one who registered it). */
+        post: operations["v1_policies_approve_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/policies/{id}/canary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Serve `canary_share` of live traffic (sticky per session_id) with this version. */
+        post: operations["v1_policies_canary_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/policies/{id}/evaluate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Queue a simulator evaluation against the active policy and every heuristic. */
+        post: operations["v1_policies_evaluate_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/policies/{id}/promote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Make this version active; the previous active version retires. */
+        post: operations["v1_policies_promote_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/policies/{id}/rollback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Take this version out of service (restoring the previous active one if needed). */
+        post: operations["v1_policies_rollback_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/policies/{id}/shadow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Score every live request with this version too, without acting on it. */
+        post: operations["v1_policies_shadow_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/policy-transitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The audit trail of every rollout transition. */
+        get: operations["v1_policy_transitions_list"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -296,6 +584,23 @@ export interface paths {
         options?: never;
         head?: never;
         patch: operations["v1_profiles_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/rollout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The serving policies and, during a canary, both arms' live outcome figures. */
+        get: operations["v1_rollout_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/sites": {
@@ -394,6 +699,74 @@ export interface paths {
         patch: operations["v1_sources_partial_update"];
         trace?: never;
     };
+    "/api/v1/telemetry/latest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Every node's latest telemetry, its age and whether it is stale. */
+        get: operations["v1_telemetry_latest_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/telemetry/prometheus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A Prometheus text exposition body (what an exporter's /metrics returns). */
+        post: operations["v1_telemetry_prometheus_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/telemetry/remote-write": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Prometheus remote-write 1.0 (snappy-compressed protobuf WriteRequest). */
+        post: operations["v1_telemetry_remote_write_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/telemetry/samples": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description JSON samples: {"samples": [{"node", "ts", "metrics": {name: number}}]}. */
+        post: operations["v1_telemetry_samples_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/topology": {
         parameters: {
             query?: never;
@@ -405,6 +778,39 @@ export interface paths {
         get: operations["v1_topology_retrieve"];
         /** @description Import a topology (JSON body, or YAML text with Content-Type application/yaml). */
         put: operations["v1_topology_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/training-runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["v1_training_runs_list"];
+        put?: never;
+        /** @description Start a PPO training run on the inventory's fleet (a worker runs it). */
+        post: operations["v1_training_runs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/training-runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["v1_training_runs_retrieve"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -459,6 +865,13 @@ export interface components {
             /** Format: double */
             memory_gib: number;
         };
+        Accepted: {
+            batch_id: number;
+            /** @description Samples (node and time pairs) in the batch. */
+            samples: number;
+            /** @description Metric values in the batch. */
+            values: number;
+        };
         ApiKey: {
             readonly id: number;
             name: string;
@@ -476,6 +889,108 @@ export interface components {
             name: string;
             role: components["schemas"]["RoleFccEnum"];
         };
+        /**
+         * @description * `active` - active
+         *     * `canary` - canary
+         * @enum {string}
+         */
+        ArmEnum: "active" | "canary";
+        Breach: {
+            readonly id: number;
+            status: components["schemas"]["BreachStatusEnum"];
+            slo: string;
+            model: string;
+            node: string;
+            metric: components["schemas"]["MetricEnum"];
+            /** Format: double */
+            threshold: number;
+            /**
+             * Format: double
+             * @description The window's value when the breach opened.
+             */
+            observed: number;
+            /**
+             * Format: double
+             * @description The worst value seen while open.
+             */
+            worst: number;
+            /**
+             * Format: int64
+             * @description Observations in the window at opening.
+             */
+            samples: number;
+            /** Format: date-time */
+            opened_at: string;
+            /** Format: date-time */
+            resolved_at?: string | null;
+        };
+        /**
+         * @description * `open` - Open
+         *     * `resolved` - Resolved
+         * @enum {string}
+         */
+        BreachStatusEnum: "open" | "resolved";
+        Candidate: {
+            node: string;
+            site: string;
+            tier: string;
+            /** Format: double */
+            score: number;
+            rank: number;
+            /** Format: double */
+            estimated_ttft_ms: number;
+            /** Format: double */
+            estimated_e2e_ms: number;
+            /** Format: double */
+            estimated_cost_usd: number;
+            queue_depth: number;
+            running: number;
+            /** Format: double */
+            kv_used_fraction: number;
+            prefix_blocks: number;
+            /** Format: double */
+            telemetry_age_s: number | null;
+        };
+        DecisionRecord: {
+            id: string;
+            /** Format: date-time */
+            created_at: string;
+            source?: string;
+            source_site: string;
+            model: string;
+            slo?: string;
+            /** Format: int64 */
+            prompt_tokens: number;
+            /** Format: int64 */
+            max_output_tokens: number;
+            session_id?: string;
+            node: string;
+            node_site: string;
+            fallbacks?: unknown;
+            policy_name: string;
+            policy_version: string;
+            arm?: string;
+            /** @description Why the fallback heuristic decided, if it did. */
+            degraded?: string;
+            shadow_policy?: string;
+            shadow_node?: string;
+            /** Format: double */
+            latency_us: number;
+            /** Format: double */
+            ttft_ms?: number | null;
+            /** Format: double */
+            e2e_ms?: number | null;
+            ok?: boolean | null;
+            slo_met?: boolean | null;
+            /** Format: date-time */
+            outcome_at?: string | null;
+        };
+        EvaluationRequestRequest: {
+            /** @description A trace file name in the traces directory (LOCUS_TRACES_DIR); defaults to the configured one. */
+            trace?: string;
+            loads?: number[];
+            seeds?: number[];
+        };
         IssuedApiKey: {
             readonly id: number;
             name: string;
@@ -491,6 +1006,12 @@ export interface components {
             /** @description The bearer token; shown only once. */
             readonly key: string;
         };
+        /**
+         * @description * `heuristic` - Built-in heuristic
+         *     * `learned` - Trained scorer
+         * @enum {string}
+         */
+        KindEnum: "heuristic" | "learned";
         Link: {
             readonly id: number;
             a: string;
@@ -517,6 +1038,13 @@ export interface components {
             role: string | null;
             roles: string[];
         };
+        /**
+         * @description * `ttft_p95_ms` - p95 time to first token
+         *     * `e2e_p95_ms` - p95 end-to-end latency
+         *     * `error_rate` - error rate
+         * @enum {string}
+         */
+        MetricEnum: "ttft_p95_ms" | "e2e_p95_ms" | "error_rate";
         Node: {
             readonly id: number;
             name: string;
@@ -529,7 +1057,7 @@ export interface components {
             usd_per_hour: number;
             models: string[];
             role?: components["schemas"]["NodeRoleEnum"];
-            readonly state: components["schemas"]["StateEnum"];
+            readonly state: components["schemas"]["NodeStateEnum"];
             readonly state_reason: string;
             /** Format: date-time */
             readonly state_changed_at: string | null;
@@ -564,6 +1092,27 @@ export interface components {
          * @enum {string}
          */
         NodeRoleEnum: "mixed" | "prefill" | "decode";
+        /**
+         * @description * `active` - Active
+         *     * `cordoned` - Cordoned (no new requests)
+         *     * `draining` - Draining (finishing in-flight work)
+         *     * `down` - Down
+         * @enum {string}
+         */
+        NodeStateEnum: "active" | "cordoned" | "draining" | "down";
+        OutcomeAnswer: {
+            decision_id: string;
+            node: string;
+            slo_met: boolean;
+            breaker: string;
+        };
+        OutcomeRequest: {
+            /** Format: double */
+            ttft_ms?: number | null;
+            /** Format: double */
+            e2e_ms?: number | null;
+            ok: boolean;
+        };
         PaginatedAcceleratorList: {
             /** @example 123 */
             count: number;
@@ -594,6 +1143,36 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["ApiKey"][];
         };
+        PaginatedBreachList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Breach"][];
+        };
+        PaginatedDecisionRecordList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["DecisionRecord"][];
+        };
         PaginatedLinkList: {
             /** @example 123 */
             count: number;
@@ -623,6 +1202,36 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Node"][];
+        };
+        PaginatedPolicyTransitionList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["PolicyTransition"][];
+        };
+        PaginatedPolicyVersionList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["PolicyVersion"][];
         };
         PaginatedProfileList: {
             /** @example 123 */
@@ -698,6 +1307,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Source"][];
+        };
+        PaginatedTrainingRunList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["TrainingRun"][];
         };
         PaginatedWorkloadShareList: {
             /** @example 123 */
@@ -794,6 +1418,124 @@ export interface components {
             /** Format: double */
             share?: number;
         };
+        PlacementAnswer: {
+            decision_id: string;
+            node: string;
+            site: string;
+            fallbacks: string[];
+            policy: components["schemas"]["PolicyName"];
+            arm: components["schemas"]["ArmEnum"];
+            /** @description Set when the fallback heuristic decided. */
+            degraded?: string;
+            candidates?: components["schemas"]["Candidate"][];
+            rejected?: components["schemas"]["Rejected"][];
+        };
+        PlacementBatchAnswer: {
+            /** @description One answer per request, in order; an unplaceable request holds an `error` object. */
+            decisions: {
+                [key: string]: unknown;
+            }[];
+        };
+        PlacementBatchRequest: {
+            requests: components["schemas"]["PlacementRequestRequest"][];
+        };
+        PlacementRequestRequest: {
+            model: string;
+            source?: string;
+            /** @description For callers without a registered source. */
+            site?: string;
+            /** @description Defaults to the source's SLO. */
+            slo?: string;
+            prompt_tokens: number;
+            max_output_tokens: number;
+            /** @description Ids of the prompt's 512-token blocks, in order. */
+            prefix_hashes?: number[];
+            /** @description Keeps a session on one rollout arm. */
+            session_id?: string;
+            /** @default false */
+            explain: boolean;
+        };
+        PolicyEvaluation: {
+            readonly id: number;
+            version: number;
+            /** @description The active policy compared against. */
+            baseline: string;
+            trace: string;
+            loads?: unknown;
+            seeds?: unknown;
+            status?: components["schemas"]["StatusF6eEnum"];
+            /** Format: double */
+            progress?: number;
+            report?: unknown;
+            error?: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            finished_at?: string | null;
+        };
+        PolicyName: {
+            name: string;
+            version: string;
+        };
+        PolicyRegisterRequest: {
+            name: string;
+            version: string;
+            /** @default  */
+            heuristic: string;
+            /** @default  */
+            artifact_dir: string;
+        };
+        PolicyTransition: {
+            readonly id: number;
+            version: number;
+            readonly policy: string;
+            from_state: string;
+            to_state: string;
+            /** @description Username, or 'system' for automation. */
+            actor: string;
+            reason?: string;
+            /** Format: date-time */
+            readonly at: string;
+        };
+        PolicyVersion: {
+            readonly id: number;
+            name: string;
+            version: string;
+            kind: components["schemas"]["KindEnum"];
+            /** @description For heuristics: the built-in policy's name. */
+            heuristic?: string;
+            /** @description For trained scorers: the directory from train. */
+            artifact_dir?: string;
+            /** @description policy.json of the artifact. */
+            metadata?: unknown;
+            state?: components["schemas"]["PolicyVersionStateEnum"];
+            /** Format: double */
+            canary_share?: number;
+            readonly registered_by: string;
+            /** Format: date-time */
+            readonly registered_at: string;
+            readonly approved_by: string;
+            /** Format: date-time */
+            approved_at?: string | null;
+            /** Format: date-time */
+            state_changed_at?: string | null;
+            readonly latest_evaluation: {
+                [key: string]: unknown;
+            } | null;
+            readonly shadow: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /**
+         * @description * `candidate` - Candidate
+         *     * `approved` - Approved
+         *     * `shadow` - Shadow
+         *     * `canary` - Canary
+         *     * `active` - Active
+         *     * `retired` - Retired
+         * @enum {string}
+         */
+        PolicyVersionStateEnum: "candidate" | "approved" | "shadow" | "canary" | "active" | "retired";
         Profile: {
             readonly id: number;
             model: string;
@@ -819,6 +1561,10 @@ export interface components {
             /** Format: int64 */
             max_batch: number;
         };
+        Rejected: {
+            node: string;
+            reason: string;
+        };
         /**
          * @description * `viewer` - Viewer (read everything)
          *     * `operator` - Operator (edit inventory, drain nodes)
@@ -827,6 +1573,21 @@ export interface components {
          * @enum {string}
          */
         RoleFccEnum: "viewer" | "operator" | "admin" | "service";
+        /** @description One sample of POST /telemetry/samples (documentation; validation is in parsing.py). */
+        SampleRequest: {
+            node: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339, with a UTC offset.
+             */
+            ts: string;
+            metrics: {
+                [key: string]: number;
+            };
+        };
+        SamplesRequest: {
+            samples: components["schemas"]["SampleRequest"][];
+        };
         ServedModel: {
             readonly id: number;
             name: string;
@@ -900,13 +1661,13 @@ export interface components {
             slo: string;
         };
         /**
-         * @description * `active` - Active
-         *     * `cordoned` - Cordoned (no new requests)
-         *     * `draining` - Draining (finishing in-flight work)
-         *     * `down` - Down
+         * @description * `queued` - Queued
+         *     * `running` - Running
+         *     * `succeeded` - Succeeded
+         *     * `failed` - Failed
          * @enum {string}
          */
-        StateEnum: "active" | "cordoned" | "draining" | "down";
+        StatusF6eEnum: "queued" | "running" | "succeeded" | "failed";
         /**
          * @description * `device` - Device
          *     * `edge` - Edge
@@ -915,6 +1676,40 @@ export interface components {
          * @enum {string}
          */
         TierEnum: "device" | "edge" | "regional" | "cloud";
+        TrainingRun: {
+            readonly id: number;
+            config?: unknown;
+            status?: components["schemas"]["StatusF6eEnum"];
+            /** Format: double */
+            progress?: number;
+            log_tail?: string;
+            artifact_dir?: string;
+            report?: unknown;
+            error?: string;
+            version?: number | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            finished_at?: string | null;
+        };
+        TrainingRunRequestRequest: {
+            trace?: string;
+            timesteps?: number;
+            /** @default 0 */
+            seed: number;
+        };
+        TransitionRequestRequest: {
+            /** @default  */
+            reason: string;
+            /** Format: double */
+            canary_share?: number;
+        };
+        Unplaceable: {
+            message: string;
+            reasons: {
+                [key: string]: string;
+            };
+        };
         WorkloadShare: {
             readonly id: number;
             model: string;
@@ -1179,6 +1974,110 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+        };
+    };
+    v1_breaches_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                metric?: string;
+                model?: string;
+                node?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                slo?: string;
+                status?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBreachList"];
+                };
+            };
+        };
+    };
+    v1_breakers_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Breaker states and history. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_decisions_list: {
+        parameters: {
+            query?: {
+                arm?: string;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                model?: string;
+                node?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                ok?: boolean;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                policy_name?: string;
+                policy_version?: string;
+                slo?: string;
+                slo_met?: boolean;
+                source?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedDecisionRecordList"];
+                };
+            };
+        };
+    };
+    v1_decisions_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique value identifying this decision record. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecisionRecord"];
                 };
             };
         };
@@ -1752,6 +2651,34 @@ export interface operations {
             };
         };
     };
+    v1_nodes_telemetry_retrieve: {
+        parameters: {
+            query?: {
+                /** @description RFC 3339; default an hour ago */
+                from?: string;
+                metric?: string;
+                /** @description Seconds per averaged point */
+                step?: number;
+                /** @description RFC 3339; default now */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The node's series or metric names. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     v1_nodes_uncordon_create: {
         parameters: {
             query?: never;
@@ -1775,6 +2702,383 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Node"];
+                };
+            };
+        };
+    };
+    v1_placements_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlacementRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PlacementRequestRequest"];
+                "multipart/form-data": components["schemas"]["PlacementRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlacementAnswer"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unplaceable"];
+                };
+            };
+        };
+    };
+    v1_placements_outcome_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                decision_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OutcomeRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["OutcomeRequest"];
+                "multipart/form-data": components["schemas"]["OutcomeRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutcomeAnswer"];
+                };
+            };
+            /** @description Unknown decision. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "v1_placements:batch_create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlacementBatchRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PlacementBatchRequest"];
+                "multipart/form-data": components["schemas"]["PlacementBatchRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlacementBatchAnswer"];
+                };
+            };
+        };
+    };
+    v1_policies_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description * `heuristic` - Built-in heuristic
+                 *     * `learned` - Trained scorer
+                 */
+                kind?: "heuristic" | "learned";
+                /** @description Number of results to return per page. */
+                limit?: number;
+                name?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /**
+                 * @description * `candidate` - Candidate
+                 *     * `approved` - Approved
+                 *     * `shadow` - Shadow
+                 *     * `canary` - Canary
+                 *     * `active` - Active
+                 *     * `retired` - Retired
+                 */
+                state?: "active" | "approved" | "canary" | "candidate" | "retired" | "shadow";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPolicyVersionList"];
+                };
+            };
+        };
+    };
+    v1_policies_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyRegisterRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PolicyRegisterRequest"];
+                "multipart/form-data": components["schemas"]["PolicyRegisterRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyVersion"];
+                };
+            };
+        };
+    };
+    v1_policies_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this policy version. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyVersion"];
+                };
+            };
+        };
+    };
+    v1_policies_approve_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this policy version. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TransitionRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["TransitionRequestRequest"];
+                "multipart/form-data": components["schemas"]["TransitionRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyVersion"];
+                };
+            };
+        };
+    };
+    v1_policies_canary_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this policy version. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TransitionRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["TransitionRequestRequest"];
+                "multipart/form-data": components["schemas"]["TransitionRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyVersion"];
+                };
+            };
+        };
+    };
+    v1_policies_evaluate_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this policy version. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EvaluationRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["EvaluationRequestRequest"];
+                "multipart/form-data": components["schemas"]["EvaluationRequestRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyEvaluation"];
+                };
+            };
+        };
+    };
+    v1_policies_promote_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this policy version. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TransitionRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["TransitionRequestRequest"];
+                "multipart/form-data": components["schemas"]["TransitionRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyVersion"];
+                };
+            };
+        };
+    };
+    v1_policies_rollback_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this policy version. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TransitionRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["TransitionRequestRequest"];
+                "multipart/form-data": components["schemas"]["TransitionRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyVersion"];
+                };
+            };
+        };
+    };
+    v1_policies_shadow_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this policy version. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TransitionRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["TransitionRequestRequest"];
+                "multipart/form-data": components["schemas"]["TransitionRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyVersion"];
+                };
+            };
+        };
+    };
+    v1_policy_transitions_list: {
+        parameters: {
+            query?: {
+                actor?: string;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                to_state?: string;
+                version?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPolicyTransitionList"];
                 };
             };
         };
@@ -1928,6 +3232,24 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Profile"];
                 };
+            };
+        };
+    };
+    v1_rollout_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Who serves traffic now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -2380,6 +3702,95 @@ export interface operations {
             };
         };
     };
+    v1_telemetry_latest_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {node: latest state} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_telemetry_prometheus_create: {
+        parameters: {
+            query: {
+                node: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "text/plain": string;
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+        };
+    };
+    v1_telemetry_remote_write_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-protobuf": string;
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+        };
+    };
+    v1_telemetry_samples_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "*/*": components["schemas"]["SamplesRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+        };
+    };
     v1_topology_retrieve: {
         parameters: {
             query?: never;
@@ -2420,6 +3831,79 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    v1_training_runs_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedTrainingRunList"];
+                };
+            };
+        };
+    };
+    v1_training_runs_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TrainingRunRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["TrainingRunRequestRequest"];
+                "multipart/form-data": components["schemas"]["TrainingRunRequestRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrainingRun"];
+                };
+            };
+        };
+    };
+    v1_training_runs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this training run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrainingRun"];
+                };
             };
         };
     };

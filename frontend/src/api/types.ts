@@ -11,8 +11,8 @@ export type Slo = Schemas["Slo"];
 export type Source = Schemas["Source"];
 export type Accelerator = Schemas["Accelerator"];
 export type ServedModel = Schemas["ServedModel"];
-export type NodeState = Schemas["StateEnum"];
-export type Tier = Schemas["TierEnum"];
+export type NodeState = Node["state"];
+export type Tier = Site["tier"];
 
 export interface Page<T> {
   count: number;
@@ -21,9 +21,21 @@ export interface Page<T> {
   results: T[];
 }
 
-/** GET /api/v1/nodes/{name}/telemetry: one metric's points as [ISO timestamp, value]. */
+/** GET /api/v1/nodes/{name}/telemetry?metric=: one series per label set, points [ISO time, value]. */
 export interface TelemetrySeries {
   node: string;
   metric: string;
-  points: [string, number][];
+  truncated: boolean;
+  series: { labels: Record<string, string>; points: [string, number][] }[];
+}
+
+/** One node's entry in GET /api/v1/telemetry/latest (canonical units; null = never reported). */
+export interface LatestTelemetry {
+  updated_at: string;
+  age_s: number;
+  stale: boolean;
+  queue_depth: number | null;
+  running: number | null;
+  kv_usage: number | null;
+  gpu_util: number | null;
 }

@@ -11,10 +11,10 @@ export interface LiveEvent {
 
 /** The part of the browser's WebSocket the stream uses, so tests can hand in a fake. */
 export interface SocketLike {
-  onopen: ((event: unknown) => void) | null;
-  onmessage: ((event: { data: unknown }) => void) | null;
-  onclose: ((event: { code: number }) => void) | null;
-  onerror: ((event: unknown) => void) | null;
+  onopen: ((event: Event) => void) | null;
+  onmessage: ((event: MessageEvent) => void) | null;
+  onclose: ((event: CloseEvent) => void) | null;
+  onerror: ((event: Event) => void) | null;
   close(code?: number): void;
 }
 

@@ -1,0 +1,40 @@
+import { createBrowserRouter, RouterProvider } from "react-router";
+
+import { SessionProvider } from "./auth/session";
+import { Shell } from "./components/Shell";
+import { LiveProvider } from "./live/context";
+import FleetOverview from "./pages/FleetOverview";
+import Inventory from "./pages/Inventory";
+import LiveDecisions from "./pages/LiveDecisions";
+import NodeDetail from "./pages/NodeDetail";
+import NotFound from "./pages/NotFound";
+import Policies from "./pages/Policies";
+import SlosBreaches from "./pages/SlosBreaches";
+import TrainingRuns from "./pages/TrainingRuns";
+
+// Every path here is also served index.html by Django's SPA view (console/web).
+const router = createBrowserRouter([
+  {
+    element: <Shell />,
+    children: [
+      { index: true, element: <FleetOverview /> },
+      { path: "nodes/:name", element: <NodeDetail /> },
+      { path: "decisions", element: <LiveDecisions /> },
+      { path: "slos", element: <SlosBreaches /> },
+      { path: "policies", element: <Policies /> },
+      { path: "training", element: <TrainingRuns /> },
+      { path: "inventory/:kind?", element: <Inventory /> },
+      { path: "*", element: <NotFound /> },
+    ],
+  },
+]);
+
+export function App() {
+  return (
+    <SessionProvider>
+      <LiveProvider>
+        <RouterProvider router={router} />
+      </LiveProvider>
+    </SessionProvider>
+  );
+}

@@ -1,0 +1,51 @@
+import type { LiveEvent } from "../live/stream";
+import { useActivity } from "../live/context";
+
+function describe(event: LiveEvent): string {
+  const f = (key: string) => String(event[key] ?? "?");
+  switch (event.type) {
+    case "node.state":
+      return `${f("node")}: ${event.previous ? `${f("previous")} → ` : ""}${f("state")}`;
+    case "node.freshness":
+      return `${f("node")}: telemetry ${event.fresh ? "fresh" : "stale"}`;
+    case "decision":
+      return `${f("model")} → ${f("node")} (${f("policy")})`;
+    case "decision.summary":
+      return `${f("total")} decisions in ${f("window_s")} s`;
+    case "breach":
+      return `${f("slo")} ${f("status")} on ${f("node")}: ${f("metric")}`;
+    case "training.progress":
+      return `training run ${f("run_id")}: ${f("status")}`;
+    case "policy.transition":
+      return `${f("name")} ${f("version")}: ${f("from_state")} → ${f("to_state")}`;
+    default:
+      return "";
+  }
+}
+
+function timeOf(event: LiveEvent): string {
+  const ts = typeof event.ts === "string" ? new Date(event.ts) : null;
+  return ts && !Number.isNaN(ts.getTime()) ? ts.toLocaleTimeString() : "";
+}
+
+export function ActivityFeed() {
+  const activity = useActivity();
+  return (
+    <aside className="activity" aria-label="Live activity" data-testid="activity-feed">
+      <h2>Activity</h2>
+      {activity.length === 0 ? (
+        <p className="muted small">Live events appear here as they happen.</p>
+      ) : (
+        <ol>
+          {activity.map((event, i) => (
+            <li key={activity.length - i} data-type={event.type}>
+              <span className="activity-type">{event.type}</span>
+              <span className="activity-text">{describe(event)}</span>
+              <time className="muted">{timeOf(event)}</time>
+            </li>
+          ))}
+        </ol>
+      )}
+    </aside>
+  );
+}
