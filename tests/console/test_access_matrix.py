@@ -52,6 +52,7 @@ EXPECTED: dict[str, dict[str, frozenset[str]]] = {
     "decision-list": {"GET": R},
     "decision-detail": {"GET": R},
     "breakers": {"GET": R},
+    "overview": {"GET": R},
     "rollout": {"GET": R},
     "policyversion-list": {"GET": R, "POST": A},
     "policyversion-detail": {"GET": R},

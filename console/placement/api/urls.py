@@ -15,5 +15,6 @@ urlpatterns = [
         name="placement-outcome",
     ),
     path("breakers", views.BreakerView.as_view(), name="breakers"),
+    path("overview", views.OverviewView.as_view(), name="overview"),
     *router.urls,
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
@@ -18,6 +18,7 @@ from console.placement.engine.core import Decision, DecisionInput, UnknownName
 from console.placement.engine.runtime import DecisionNotFound, runtime
 from console.placement.metrics import NO_CANDIDATE
 from console.placement.models import BreakerEvent, DecisionRecord
+from console.placement.selectors import decision_overview
 
 NO_NODE_MESSAGE = "No node may serve this request."
 
@@ -171,3 +172,21 @@ class BreakerView(APIView):
                 ],
             }
         )
+
+
+class OverviewView(APIView):
+    access = {"GET": VIEWERS, "HEAD": VIEWERS, "OPTIONS": VIEWERS}
+
+    @extend_schema(
+        parameters=[OpenApiParameter("window", float, description="Seconds (default 900).")],
+        responses={200: OpenApiResponse(description="Decision rate and SLO attainment.")},
+    )
+    def get(self, request: Request) -> Response:
+        """Decisions per second and SLO attainment per SLO over a recent window."""
+        try:
+            window = float(request.query_params.get("window", 900))
+        except ValueError as exc:
+            raise ValidationError({"window": ["A number of seconds."]}) from exc
+        if not 10 <= window <= 7 * 86400:
+            raise ValidationError({"window": ["Between 10 seconds and 7 days."]})
+        return Response(decision_overview(window_s=window))

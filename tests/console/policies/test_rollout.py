@@ -3,9 +3,9 @@ promote, rollback (manual and automatic), and the audit trail."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 import asyncio
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -19,8 +19,12 @@ from console.policies.canary import canary_check
 from console.policies.models import PolicyTransition, PolicyVersion
 
 pytestmark = pytest.mark.django_db
-REQUEST = {"model": "llama-3.1-8b", "source": "munich-app", "prompt_tokens": 900,
-           "max_output_tokens": 100}
+REQUEST = {
+    "model": "llama-3.1-8b",
+    "source": "munich-app",
+    "prompt_tokens": 900,
+    "max_output_tokens": 100,
+}
 
 
 def _admin(name: str) -> APIClient:
@@ -51,8 +55,11 @@ def admins(fleet: Any, django_capture_on_commit_callbacks: Any) -> Admins:
 
 
 def _register(client: APIClient, heuristic: str = "least-loaded") -> dict[str, Any]:
-    response = client.post("/api/v1/policies", {"name": heuristic, "version": "v1",
-                                                "heuristic": heuristic}, format="json")
+    response = client.post(
+        "/api/v1/policies",
+        {"name": heuristic, "version": "v1", "heuristic": heuristic},
+        format="json",
+    )
     assert response.status_code == 201, response.content
     return response.json()
 
@@ -60,8 +67,9 @@ def _register(client: APIClient, heuristic: str = "least-loaded") -> dict[str, A
 def _evaluated(admins: Admins, heuristic: str = "least-loaded") -> int:
     policy = _register(admins.alice, heuristic)
     with admins.capture(execute=True):
-        evaluation = admins.alice.post(f"/api/v1/policies/{policy['id']}/evaluate",
-                                       {"seeds": [0]}, format="json")
+        evaluation = admins.alice.post(
+            f"/api/v1/policies/{policy['id']}/evaluate", {"seeds": [0]}, format="json"
+        )
     assert evaluation.status_code == 202, evaluation.content
     return int(policy["id"])
 
@@ -70,16 +78,16 @@ def _act(client: APIClient, pk: int, verb: str, **body: Any) -> Any:
     return client.post(f"/api/v1/policies/{pk}/{verb}", body, format="json")
 
 
-def test_an_evaluation_compares_with_the_active_policy_and_every_heuristic(
-        admins: Any) -> None:
+def test_an_evaluation_compares_with_the_active_policy_and_every_heuristic(admins: Any) -> None:
     alice, _ = admins
     pk = _evaluated(admins)
     report = alice.get(f"/api/v1/policies/{pk}").json()["latest_evaluation"]
     assert report["status"] == "succeeded"
     assert report["baseline"] == "weighted-score@builtin"
     at_1x = report["report"]["loads"]["1"]
-    assert {"least-loaded", "weighted-score", "prefix-aware", "kv-aware",
-            "random"} <= set(at_1x["policies"])
+    assert {"least-loaded", "weighted-score", "prefix-aware", "kv-aware", "random"} <= set(
+        at_1x["policies"]
+    )
     assert 0.0 <= at_1x["oracle"]["slo_attainment"] <= 1.0
     assert "vs_best_heuristic_points" in report["report"]["verdict"]["1"]
 
@@ -110,8 +118,9 @@ def test_shadow_scores_live_requests_without_acting(admins: Any, client_for: Any
     assert _act(alice, pk, "shadow").json()["state"] == "shadow"
     service = client_for("service")
     for i in range(10):
-        body = service.post("/api/v1/placements", {**REQUEST, "prompt_tokens": 100 + i},
-                            format="json").json()
+        body = service.post(
+            "/api/v1/placements", {**REQUEST, "prompt_tokens": 100 + i}, format="json"
+        ).json()
         assert body["policy"]["name"] == "weighted-score"
     runtime().recorder.flush()
     stats = alice.get(f"/api/v1/policies/{pk}").json()["shadow"]
@@ -129,8 +138,12 @@ def test_a_canary_serves_its_share_sticky_per_session(admins: Any, client_for: A
     service = client_for("service")
     arms = {}
     for session in range(60):
-        seen = {service.post("/api/v1/placements", {**REQUEST, "session_id": f"s{session}"},
-                             format="json").json()["arm"] for _ in range(3)}
+        seen = {
+            service.post(
+                "/api/v1/placements", {**REQUEST, "session_id": f"s{session}"}, format="json"
+            ).json()["arm"]
+            for _ in range(3)
+        }
         assert len(seen) == 1  # sticky: a session never changes arm
         arms[session] = seen.pop()
     share = sum(arm == "canary" for arm in arms.values()) / len(arms)
@@ -139,12 +152,30 @@ def test_a_canary_serves_its_share_sticky_per_session(admins: Any, client_for: A
 
 def _outcomes(arm: str, policy: str, met: int, missed: int) -> None:
     now = timezone.now()
-    rows = [DecisionRecord(
-        id=f"{arm[:1]}{i:031d}", created_at=now, source="munich-app", source_site="muc-edge",
-        model="llama-3.1-8b", slo="interactive", prompt_tokens=1, max_output_tokens=1,
-        node="muc-l4-1", node_site="muc-edge", policy_name=policy, policy_version="v1",
-        arm=arm, latency_us=1, ok=True, slo_met=i < met, ttft_ms=200 if i < met else 2000,
-        e2e_ms=1000, outcome_at=now) for i in range(met + missed)]
+    rows = [
+        DecisionRecord(
+            id=f"{arm[:1]}{i:031d}",
+            created_at=now,
+            source="munich-app",
+            source_site="muc-edge",
+            model="llama-3.1-8b",
+            slo="interactive",
+            prompt_tokens=1,
+            max_output_tokens=1,
+            node="muc-l4-1",
+            node_site="muc-edge",
+            policy_name=policy,
+            policy_version="v1",
+            arm=arm,
+            latency_us=1,
+            ok=True,
+            slo_met=i < met,
+            ttft_ms=200 if i < met else 2000,
+            e2e_ms=1000,
+            outcome_at=now,
+        )
+        for i in range(met + missed)
+    ]
     DecisionRecord.objects.bulk_create(rows)
 
 
@@ -154,7 +185,8 @@ def test_a_worse_canary_rolls_back_by_itself(admins: Any, settings: Any) -> None
     pk = _approved(admins)
     _act(alice, pk, "canary", canary_share=0.2)
     PolicyVersion.objects.filter(pk=pk).update(
-        state_changed_at=timezone.now() - timedelta(minutes=5))
+        state_changed_at=timezone.now() - timedelta(minutes=5)
+    )
     _outcomes("active", "weighted-score", met=95, missed=5)
     _outcomes("canary", "least-loaded", met=40, missed=20)
     verdict = canary_check()
@@ -170,15 +202,15 @@ def test_a_healthy_canary_stays(admins: Any, settings: Any) -> None:
     pk = _approved(admins)
     _act(alice, pk, "canary", canary_share=0.2)
     PolicyVersion.objects.filter(pk=pk).update(
-        state_changed_at=timezone.now() - timedelta(minutes=5))
+        state_changed_at=timezone.now() - timedelta(minutes=5)
+    )
     _outcomes("active", "weighted-score", met=95, missed=5)
     _outcomes("canary", "least-loaded", met=59, missed=1)
     assert canary_check().startswith("healthy")
     assert PolicyVersion.objects.get(pk=pk).state == "canary"
 
 
-def test_promote_then_rollback_restores_the_previous_active(admins: Any,
-                                                            client_for: Any) -> None:
+def test_promote_then_rollback_restores_the_previous_active(admins: Any, client_for: Any) -> None:
     alice, _ = admins
     first = _approved(admins, "least-loaded")
     _act(alice, first, "promote")
@@ -186,16 +218,27 @@ def test_promote_then_rollback_restores_the_previous_active(admins: Any,
     assert _act(alice, second, "promote").json()["state"] == "active"
     assert PolicyVersion.objects.get(pk=first).state == "retired"
     service = client_for("service")
-    assert service.post("/api/v1/placements", REQUEST,
-                        format="json").json()["policy"]["name"] == "kv-aware"
+    assert (
+        service.post("/api/v1/placements", REQUEST, format="json").json()["policy"]["name"]
+        == "kv-aware"
+    )
     assert _act(alice, second, "rollback", reason="p95 regressed").json()["state"] == "retired"
     assert PolicyVersion.objects.get(pk=first).state == "active"
-    assert service.post("/api/v1/placements", REQUEST,
-                        format="json").json()["policy"]["name"] == "least-loaded"
-    trail = list(PolicyTransition.objects.filter(version_id=second).order_by("at", "id")
-                 .values_list("from_state", "to_state", "actor"))
-    assert trail == [("", "candidate", "alice"), ("candidate", "approved", "bob"),
-                     ("approved", "active", "alice"), ("active", "retired", "alice")]
+    assert (
+        service.post("/api/v1/placements", REQUEST, format="json").json()["policy"]["name"]
+        == "least-loaded"
+    )
+    trail = list(
+        PolicyTransition.objects.filter(version_id=second)
+        .order_by("at", "id")
+        .values_list("from_state", "to_state", "actor")
+    )
+    assert trail == [
+        ("", "candidate", "alice"),
+        ("candidate", "approved", "bob"),
+        ("approved", "active", "alice"),
+        ("active", "retired", "alice"),
+    ]
 
 
 def test_only_one_canary_at_a_time(admins: Any) -> None:
