@@ -6,6 +6,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from console import health
 from console.placement import extender
 from console.placement.metrics import metrics_view
 
@@ -24,6 +25,8 @@ urlpatterns = [
     path("extender/filter", extender.filter_view, name="extender-filter"),
     path("extender/prioritize", extender.prioritize_view, name="extender-prioritize"),
     path("metrics", metrics_view, name="metrics"),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -8,6 +8,7 @@ spot and `recorder.flush()` to write what is buffered.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -110,6 +111,12 @@ class Runtime:
             self.last_refresh_error = str(exc)
             logger.warning("snapshot refresh failed; serving the previous one: %s", exc)
             return False
+        previous = self.engine.snapshot
+        if not snapshot.loads and previous is not None and previous.loads:
+            # Every node's telemetry vanishing at once means the telemetry store is
+            # unreachable (it reads as empty then): keep the last readings, which age into
+            # staleness on their own, rather than placing as if the fleet were idle.
+            snapshot = dataclasses.replace(snapshot, loads=previous.loads)
         self.engine.install(snapshot)
         self.last_refresh_error = ""
         BREAKER_OPEN.set(len(self.breakers.open_nodes()))

@@ -1,0 +1,71 @@
+"""Liveness and readiness probes for load balancers and orchestrators.
+
+/healthz answers 200 while the process can serve HTTP at all (no dependencies checked).
+/readyz answers 200 when the database answers, the Celery broker accepts a connection and the
+decision engine holds an inventory snapshot; otherwise 503 with which check failed. Decisions
+keep being served while the database or Redis is down (from the last snapshot), so a load
+balancer should route on /healthz and alert on /readyz.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.http import require_GET
+
+CHECK_TIMEOUT_S = 2.0
+
+
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"status": "ok"})
+
+
+def _database() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return "ok"
+
+
+def _broker() -> str:
+    from console.celery import app
+
+    with app.connection_for_write() as conn:
+        conn.ensure_connection(max_retries=1, timeout=CHECK_TIMEOUT_S)
+    return "ok"
+
+
+def _snapshot() -> str:
+    from console.placement.engine.runtime import runtime
+
+    rt = runtime()
+    rt.ensure_started()
+    snapshot = rt.engine.snapshot
+    if snapshot is None:
+        raise RuntimeError("no snapshot yet")
+    age = snapshot.age_s()
+    limit = max(30.0, 10 * settings.LOCUS_SNAPSHOT_REFRESH_SECONDS)
+    if age > limit:
+        raise RuntimeError(
+            f"snapshot is {age:.0f}s old (refresh failing: {rt.last_refresh_error or 'unknown'})"
+        )
+    return f"ok ({len(snapshot.topology.nodes)} nodes, {age:.1f}s old)"
+
+
+@require_GET
+def readyz(request: HttpRequest) -> JsonResponse:
+    checks: dict[str, Any] = {}
+    ready = True
+    for name, check in (("database", _database), ("broker", _broker), ("snapshot", _snapshot)):
+        started = time.perf_counter()
+        try:
+            checks[name] = {"status": check()}
+        except Exception as exc:  # each failure is reported, not raised
+            checks[name] = {"status": "failed", "error": str(exc)}
+            ready = False
+        checks[name]["seconds"] = round(time.perf_counter() - started, 4)
+    return JsonResponse({"ready": ready, "checks": checks}, status=200 if ready else 503)

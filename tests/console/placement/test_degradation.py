@@ -1,0 +1,195 @@
+"""GUIDE rule 2: with PostgreSQL gone, and separately with Redis gone, a running server keeps
+serving decisions, and the decision records accepted meanwhile are written once it is back.
+
+A real server (uvicorn, production settings) reaches PostgreSQL and Redis through TCP proxies
+that the test cuts, as a crashed or partitioned service would look; the machine's services
+themselves are never stopped. Skips where PostgreSQL or Redis is not running locally.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+import requests
+
+from tests.conftest import CONTRACT_EXAMPLE, REPO
+from tests.support.tcp_proxy import TcpProxy
+
+PG = "postgres://postgres@127.0.0.1:5432"
+DECISION = {
+    "model": "llama-3.1-8b",
+    "source": "munich-app",
+    "prompt_tokens": 700,
+    "max_output_tokens": 64,
+}
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+pytestmark = pytest.mark.skipif(
+    not (_listening(5432) and _listening(6379)),
+    reason="needs PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379",
+)
+
+
+@dataclass
+class Server:
+    url: str
+    key: str
+    database: str
+    postgres: TcpProxy
+    redis: TcpProxy
+
+    def decide(self) -> requests.Response:
+        return requests.post(
+            f"{self.url}/api/v1/placements",
+            json=DECISION,
+            timeout=10,
+            headers={"Authorization": f"Bearer {self.key}"},
+        )
+
+    def recorded(self) -> int:
+        with psycopg.connect(f"{PG}/{self.database}") as conn:
+            row = conn.execute("SELECT count(*) FROM placement_decisionrecord").fetchone()
+        return int(row[0]) if row else 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    database = f"locus_degrade_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{database}"')
+    postgres, redis = TcpProxy(5432).start(), TcpProxy(6379).start()
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{postgres.port}/{database}",
+        "REDIS_URL": f"redis://127.0.0.1:{redis.port}/13",
+        "SECRET_KEY": "degradation-test",
+        "DEBUG": "false",
+        "LOCUS_VAR_DIR": str(tmp_path),
+        "LOCUS_SNAPSHOT_REFRESH_SECONDS": "0.5",
+        "DATABASE_CONN_MAX_AGE": "60",
+    }
+    manage = [sys.executable, str(REPO / "manage.py")]
+    subprocess.run([*manage, "migrate", "-v", "0"], env=env, check=True, cwd=REPO)
+    subprocess.run(
+        [*manage, "load_topology", str(CONTRACT_EXAMPLE)],
+        env=env,
+        check=True,
+        cwd=REPO,
+        capture_output=True,
+    )
+    key = subprocess.run(
+        [*manage, "create_api_key", "router", "--role", "service"],
+        env=env,
+        check=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    port = _free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "console.asgi:application",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        env=env,
+        cwd=REPO,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(f"{url}/healthz", timeout=1).ok:
+                break
+        except requests.ConnectionError:
+            time.sleep(0.2)
+    else:
+        process.kill()
+        pytest.fail("the server did not start")
+    try:
+        yield Server(url, key, database, postgres, redis)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        postgres.cut()
+        redis.cut()
+        with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+
+def _wait_for(condition: object, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.25)
+    return False
+
+
+def test_decisions_go_on_with_postgres_down_and_nothing_is_lost(server: Server) -> None:
+    assert all(server.decide().status_code == 200 for _ in range(5))
+    assert _wait_for(lambda: server.recorded() == 5)
+    server.postgres.cut()
+    answers = []
+    for _ in range(40):
+        answers.append(server.decide())
+        time.sleep(0.05)  # spans several failing snapshot refreshes and flushes
+    assert [a.status_code for a in answers] == [200] * 40
+    decision_id = answers[-1].json()["decision_id"]
+    outcome = requests.post(
+        f"{server.url}/api/v1/placements/{decision_id}/outcome",
+        json={"ok": True, "ttft_ms": 120, "e2e_ms": 900},
+        timeout=10,
+        headers={"Authorization": f"Bearer {server.key}"},
+    )
+    assert outcome.status_code == 200
+    ready = requests.get(f"{server.url}/readyz", timeout=10)
+    assert ready.status_code == 503 and ready.json()["checks"]["database"]["status"] == "failed"
+    server.postgres.restore()
+    assert _wait_for(lambda: server.recorded() == 45), server.recorded()
+    with psycopg.connect(f"{PG}/{server.database}") as conn:
+        row = conn.execute(
+            "SELECT ok, ttft_ms FROM placement_decisionrecord WHERE id = %s", (decision_id,)
+        ).fetchone()
+    assert row == (True, 120.0)
+
+
+def test_decisions_go_on_with_redis_down(server: Server) -> None:
+    assert server.decide().status_code == 200
+    server.redis.cut()
+    answers = []
+    for _ in range(40):
+        answers.append(server.decide())
+        time.sleep(0.05)
+    assert [a.status_code for a in answers] == [200] * 40
+    ready = requests.get(f"{server.url}/readyz", timeout=10)
+    assert ready.json()["checks"]["broker"]["status"] == "failed"
+    server.redis.restore()
+    assert _wait_for(lambda: server.recorded() == 41), server.recorded()

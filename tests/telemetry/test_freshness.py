@@ -1,0 +1,72 @@
+"""Fresh state for the decision engine, and node.freshness events when it changes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from telemetry.freshness import freshness_check
+from telemetry.selectors import latest_fleet_state, latest_node_state
+
+pytestmark = pytest.mark.django_db
+
+
+def test_latest_state_carries_values_and_their_age(fleet: Any, push: Any) -> None:
+    ts = datetime.now(UTC) - timedelta(seconds=4)
+    push(
+        "samples",
+        {
+            "samples": [
+                {
+                    "node": "muc-l4-1",
+                    "ts": ts.isoformat(),
+                    "metrics": {"queue_depth": 2, "power_w": 70},
+                }
+            ]
+        },
+    )
+    state = latest_node_state("muc-l4-1")
+    assert state is not None
+    assert state.queue_depth == 2 and state.power_w == 70
+    assert state.updated_at == ts
+    assert 4 <= state.age_s() < 30 and not state.is_stale()
+    assert set(latest_fleet_state()) == {"muc-l4-1"}
+    assert latest_node_state("fra-h100-1") is None
+
+
+def test_nodes_going_stale_and_fresh_again_are_announced(
+    fleet: Any, push: Any, events: list[dict[str, Any]], settings: Any, client_for: Any
+) -> None:
+    settings.LOCUS_TELEMETRY_STALE_SECONDS = 30
+    now = datetime.now(UTC)
+    push(
+        "samples",
+        {"samples": [{"node": "muc-l4-1", "ts": now.isoformat(), "metrics": {"queue_depth": 1}}]},
+    )
+    assert [(e["node"], e["fresh"]) for e in events] == [("muc-l4-1", True)]
+    assert freshness_check(now=now) == {"fra-h100-1": False, "muc-l4-1": True}
+    assert events[-1] == {**events[-1], "node": "fra-h100-1", "fresh": False, "age_s": None}
+    events.clear()
+    assert freshness_check(now=now) == {"fra-h100-1": False, "muc-l4-1": True}
+    assert events == []  # nothing changed, nothing announced
+    freshness_check(now=now + timedelta(seconds=31))
+    assert [(e["node"], e["fresh"], e["type"]) for e in events] == [
+        ("muc-l4-1", False, "node.freshness")
+    ]
+    push(
+        "samples",
+        {
+            "samples": [
+                {
+                    "node": "muc-l4-1",
+                    "ts": datetime.now(UTC).isoformat(),
+                    "metrics": {"queue_depth": 1},
+                }
+            ]
+        },
+    )
+    assert events[-1]["fresh"] is True
+    latest = client_for("viewer").get("/api/v1/telemetry/latest").json()
+    assert latest["muc-l4-1"]["queue_depth"] == 1 and latest["muc-l4-1"]["stale"] is False
