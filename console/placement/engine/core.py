@@ -98,6 +98,7 @@ class Engine:
         self._lock = threading.Lock()
         self._prefix: dict[str, PrefixCache] = {}
         self._sent_since_load: dict[str, int] = {}
+        self._base_views: dict[str, list[NodeView]] = {}
 
     # -- snapshot --------------------------------------------------------------------------
     @property
@@ -117,30 +118,50 @@ class Engine:
                 self._prefix = {k: v for k, v in self._prefix.items() if k in known}
             for name in snapshot.shared_open_breakers:
                 self.breakers.force_open(name, "opened by another server process")
+            self._base_views = {}
             self._snapshot = snapshot
 
     # -- the decision ----------------------------------------------------------------------
     def views(self, snap: Snapshot, request: PlacementRequest, now: float) -> list[NodeView]:
-        """Every node as a policy sees it for this request, from telemetry plus local state."""
-        topology = snap.topology
-        model_index = _model_index(topology, request.model)
+        """Every node as a policy sees it for this request: the snapshot's telemetry, plus
+        what this engine sent since that telemetry was measured, plus its prefix index.
+
+        Views built from the snapshot alone are made once per snapshot and model and shared
+        (policies never modify views); only nodes with local additions get a fresh view."""
+        base = self._base_views.get(request.model)
+        if base is None:
+            base = self._base_views[request.model] = _base_views(snap, request.model)
+        model_index = _model_index(snap.topology, request.model)
+        sent = self._sent_since_load
         views = []
-        for node in topology.nodes:
-            load = snap.loads.get(node.name)
-            capacity = topology.kv_capacity_bytes(node)
-            cache = self._prefix.get(node.name)
-            views.append(
-                node_view(
-                    topology,
-                    node.name,
-                    request.model,
-                    kv_used_bytes=int((load.kv_usage if load else 0.0) * capacity),
-                    queue_depth=(load.queue_depth if load else 0)
-                    + self._sent_since_load.get(node.name, 0),
-                    running=load.running if load else 0,
-                    prefix_blocks=cache.match(model_index, request.prefix_hashes) if cache else 0,
+        for b in base:
+            extra = sent.get(b.name, 0)
+            cache = self._prefix.get(b.name) if request.prefix_hashes else None
+            blocks = cache.match(model_index, request.prefix_hashes) if cache else 0
+            if extra or blocks:
+                b = NodeView(
+                    b.name,
+                    b.site,
+                    b.tier,
+                    b.jurisdiction,
+                    b.accelerator,
+                    b.gpus,
+                    b.models,
+                    b.state,
+                    b.usd_per_hour,
+                    b.kv_capacity_bytes,
+                    b.kv_used_bytes,
+                    b.queue_depth + extra,
+                    b.running,
+                    b.max_batch,
+                    b.prefill_tokens_per_s,
+                    b.decode_step_ms,
+                    b.decode_step_ms_per_seq,
+                    b.kv_bytes_per_token,
+                    0,
+                    blocks,
                 )
-            )
+            views.append(b)
         return views
 
     def decide(self, body: DecisionInput) -> Decision:
@@ -311,6 +332,26 @@ class Engine:
                 BLOCK_TOKENS * pick.kv_bytes_per_token,
                 pick.kv_capacity_bytes,
             )
+
+
+def _base_views(snap: Snapshot, model: str) -> list[NodeView]:
+    """Views of every node for `model` from the topology and the snapshot's telemetry."""
+    topology = snap.topology
+    views = []
+    for node in topology.nodes:
+        load = snap.loads.get(node.name)
+        capacity = topology.kv_capacity_bytes(node)
+        views.append(
+            node_view(
+                topology,
+                node.name,
+                model,
+                kv_used_bytes=int((load.kv_usage if load else 0.0) * capacity),
+                queue_depth=load.queue_depth if load else 0,
+                running=load.running if load else 0,
+            )
+        )
+    return views
 
 
 def _model_index(topology: Any, model: str) -> int:

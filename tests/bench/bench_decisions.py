@@ -1,0 +1,194 @@
+"""Benchmark of the decision API against a bare Django JSON endpoint, served the same way.
+
+    .venv/bin/python tests/bench/bench_decisions.py [--seconds 10] [--workers 1]
+
+Starts uvicorn (production settings, the demo fleet, PostgreSQL and Redis when DATABASE_URL
+and REDIS_URL are set, else the embedded defaults), then drives it with `hey` (Debian's
+package `hey`, a real HTTP load generator):
+
+1. maximum throughput of GET /healthz (a plain Django view returning JSON: the baseline);
+2. maximum throughput of POST /api/v1/placements (service key, a realistic request);
+3. latency of the decision endpoint at half its measured maximum rate (open loop, `-q`);
+4. POST /api/v1/placements:batch with 100 requests a call, in decisions per second.
+
+Goals (issue #6, 2 cores): decisions ≥ 60% of the bare endpoint's requests/s; p99 < 10 ms at
+half the maximum; batch ≥ 10× the single endpoint's decisions/s. Prints figures, asserts
+nothing: the load generator shares the machine's two cores with the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FLEET = REPO / "optimizer" / "topologies" / "fleet-demo.yaml"
+REQUEST = {
+    "model": "llama-3.1-8b",
+    "source": "munich-app",
+    "prompt_tokens": 1800,
+    "max_output_tokens": 256,
+    "prefix_hashes": [11, 12, 13],
+}
+CONCURRENCY = 16
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _hey(
+    url: str,
+    seconds: int,
+    *,
+    concurrency: int = CONCURRENCY,
+    body: Path | None = None,
+    key: str = "",
+    qps_per_worker: float | None = None,
+) -> dict[str, float]:
+    cmd = ["hey", "-z", f"{seconds}s", "-c", str(concurrency)]
+    if qps_per_worker is not None:
+        cmd += ["-q", f"{qps_per_worker:.2f}"]
+    if body is not None:
+        cmd += [
+            "-m",
+            "POST",
+            "-T",
+            "application/json",
+            "-D",
+            str(body),
+            "-H",
+            f"Authorization: Bearer {key}",
+        ]
+    out = subprocess.run([*cmd, url], capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    pct = {int(p): float(s) * 1000 for p, s in re.findall(r"(\d+)%+ in ([\d.]+) secs", out)}
+    codes = dict(re.findall(r"\[(\d+)\]\s+(\d+) responses", out))
+    bad = {c: n for c, n in codes.items() if c != "200"}
+    if bad:
+        raise SystemExit(f"non-200 answers from {url}: {bad}\n{out}")
+    return {"rps": rps, "p50_ms": pct.get(50, float("nan")), "p99_ms": pct.get(99, float("nan"))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=10, help="duration of each run")
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    args = parser.parse_args()
+    if shutil.which("hey") is None:
+        raise SystemExit("needs `hey` (apt-get install hey)")
+    var = Path(tempfile.mkdtemp(prefix="locus-bench-"))
+    env = {
+        **os.environ,
+        "SECRET_KEY": "bench",
+        "DEBUG": "false",
+        "LOCUS_VAR_DIR": str(var),
+        "LOG_LEVEL": "WARNING",
+        "DATABASE_CONN_MAX_AGE": "60",
+    }
+    manage = [sys.executable, str(REPO / "manage.py")]
+    subprocess.run([*manage, "migrate", "-v", "0"], env=env, check=True, cwd=REPO)
+    subprocess.run(
+        [*manage, "load_topology", str(FLEET)], env=env, check=True, cwd=REPO, capture_output=True
+    )
+    key = subprocess.run(
+        [*manage, "create_api_key", f"bench-{time.time_ns()}", "--role", "service"],
+        env=env,
+        check=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    single = var / "single.json"
+    single.write_text(json.dumps(REQUEST))
+    batch = var / "batch.json"
+    batch.write_text(
+        json.dumps(
+            {
+                "requests": [
+                    {**REQUEST, "prompt_tokens": 500 + 10 * i, "session_id": f"s{i}"}
+                    for i in range(100)
+                ]
+            }
+        )
+    )
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "console.asgi:application",
+            "--port",
+            str(port),
+            "--workers",
+            str(args.workers),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ],
+        env=env,
+        cwd=REPO,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{base}/healthz", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.2)
+        _hey(f"{base}/api/v1/placements", 2, body=single, key=key)  # warm up every worker
+        bare = _hey(f"{base}/healthz", args.seconds)
+        decide = _hey(f"{base}/api/v1/placements", args.seconds, body=single, key=key)
+        half_rate = decide["rps"] / 2
+        half = _hey(
+            f"{base}/api/v1/placements",
+            args.seconds,
+            body=single,
+            key=key,
+            qps_per_worker=half_rate / CONCURRENCY,
+        )
+        batched = _hey(
+            f"{base}/api/v1/placements:batch", args.seconds, body=batch, key=key, concurrency=4
+        )
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    batch_decisions = batched["rps"] * 100
+    db = "PostgreSQL" if os.environ.get("DATABASE_URL") else "SQLite"
+    print(
+        f"decision API benchmark: fleet-demo (26 nodes), {args.workers} uvicorn worker(s), "
+        f"{db}, hey -c {CONCURRENCY}, {args.seconds}s per run"
+    )
+    print(f"{'run':<38}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}")
+    rows = [
+        ("GET /healthz (bare Django JSON)", bare),
+        ("POST /placements (max)", decide),
+        (f"POST /placements at {half_rate:.0f}/s (half max)", half),
+        ("POST /placements:batch x100 (calls)", batched),
+    ]
+    for name, r in rows:
+        print(f"{name:<38}{r['rps']:>10.0f}{r['p50_ms']:>10.2f}{r['p99_ms']:>10.2f}")
+    print(f"decisions/s vs bare endpoint: {decide['rps'] / bare['rps']:.0%} (goal >= 60%)")
+    print(f"p99 at half max: {half['p99_ms']:.2f} ms (goal < 10 ms)")
+    print(
+        f"batch decisions/s: {batch_decisions:.0f} = {batch_decisions / decide['rps']:.1f}x "
+        f"single (goal >= 10x)"
+    )
+
+
+if __name__ == "__main__":
+    main()
