@@ -1,0 +1,109 @@
+"""The production files under docker/ (no Docker engine here: they are checked statically).
+
+The compose file is parsed and validated against the Compose Specification by `compose_spec`
+(bindings of the Rust `compose_spec` crate: every field typed, references checked)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+import yaml
+from compose_spec import PyCompose, PyOptions
+
+from tests.conftest import REPO
+
+DOCKER = REPO / "docker"
+COMPOSE = DOCKER / "compose.yaml"
+ENV = {"SECRET_KEY": "x"}
+
+
+def _compose_text() -> str:
+    return COMPOSE.read_text()
+
+
+def _interpolate(text: str, env: dict[str, str]) -> str:
+    """Compose's variable substitution (`${VAR}`, `${VAR:-default}`, `${VAR:?error}`,
+    `$$`), which `docker compose` applies before validating."""
+
+    def value(match: re.Match[str]) -> str:
+        name, op, arg = match.group(1), match.group(2), match.group(3) or ""
+        if name in env:
+            return env[name]
+        if op == ":?":
+            raise ValueError(f"{name} is required: {arg}")
+        return arg if op == ":-" else ""
+
+    text = re.sub(r"\$\{(\w+)(:-|:\?)?([^}]*)\}", value, text.replace("$$", "\0"))
+    return text.replace("\0", "$")
+
+
+def _parse(text: str, env: dict[str, str] | None = None) -> PyCompose:
+    # The file shares one service template through YAML anchors and merge keys (`<<`).
+    return PyOptions(apply_merge=True).from_yaml(_interpolate(text, ENV if env is None else env))
+
+
+def test_the_compose_file_validates_against_the_compose_specification() -> None:
+    compose = _parse(_compose_text())
+    compose.validate()
+    assert set(compose.service_names()) == {"web", "worker", "beat", "postgres", "redis"}
+
+
+def test_a_broken_compose_file_is_refused() -> None:
+    broken = _compose_text().replace("interval: 15s", "interval: fifteen", 1)
+    with pytest.raises(ValueError, match="duration `fifteen`"):
+        _parse(broken)
+
+
+def test_it_refuses_to_start_without_a_secret_key() -> None:
+    with pytest.raises(ValueError, match="SECRET_KEY is required"):
+        _parse(_compose_text(), env={})
+
+
+def test_every_service_has_a_health_check_and_restarts() -> None:
+    services = yaml.safe_load(_compose_text())["services"]
+    for name, service in services.items():
+        assert service.get("healthcheck", {}).get("test"), f"{name} has no health check"
+        assert service.get("restart") == "unless-stopped", name
+
+
+def test_services_wait_for_healthy_postgres_and_redis() -> None:
+    services = yaml.safe_load(_compose_text())["services"]
+    for name in ("web", "worker", "beat"):
+        assert services[name]["depends_on"] == {
+            "postgres": {"condition": "service_healthy"},
+            "redis": {"condition": "service_healthy"},
+        }, name
+        assert services[name]["environment"]["DATABASE_URL"].startswith("postgres://")
+        assert services[name]["environment"]["REDIS_URL"] == "redis://redis:6379/0"
+
+
+def test_configuration_comes_from_the_environment_only() -> None:
+    assert "env_file" not in _compose_text()
+
+
+def test_the_dockerfile_is_multi_stage_non_root_with_cpu_torch() -> None:
+    text = (DOCKER / "Dockerfile").read_text()
+    stages = re.findall(r"^FROM \S+ AS (\w+)", text, flags=re.MULTILINE)
+    assert stages == ["frontend", "python", "runtime"]
+    assert re.search(r"^USER locus$", text, flags=re.MULTILINE)
+    assert "torch==2.13.0" in text and "whl/cpu" in text
+    assert "npm run build" in text and "COPY --from=frontend" in text
+    assert "HEALTHCHECK" in text
+
+
+def test_every_file_the_dockerfile_copies_exists() -> None:
+    text = (DOCKER / "Dockerfile").read_text()
+    for source in re.findall(r"^COPY (?!--from)(.+) \S+$", text, flags=re.MULTILINE):
+        for path in source.split():
+            assert (REPO / path.rstrip("/")).exists(), path
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+def test_the_entrypoint_is_valid_shell_and_refuses_unknown_roles() -> None:
+    entry = DOCKER / "entrypoint.sh"
+    subprocess.run(["sh", "-n", str(entry)], check=True)
+    result = subprocess.run(["sh", str(entry), "nonsense"], capture_output=True, text=True)
+    assert result.returncode == 64 and "usage" in result.stderr
