@@ -141,7 +141,11 @@ LOCUS_TELEMETRY_REGISTER_SITE: str = env.str("LOCUS_TELEMETRY_REGISTER_SITE", de
 LOCUS_TELEMETRY_REGISTER_ACCELERATOR: str = env.str(
     "LOCUS_TELEMETRY_REGISTER_ACCELERATOR", default=""
 )
-LOCUS_TELEMETRY_STATE_URL: str = env.str("LOCUS_TELEMETRY_STATE_URL", default=REDIS_URL)
+# Latest telemetry per node: Redis when configured, else a SQLite file every process shares.
+LOCUS_TELEMETRY_STATE_URL: str = env.str(
+    "LOCUS_TELEMETRY_STATE_URL",
+    default=REDIS_URL or f"sqlite:///{VAR_DIR / 'telemetry-state.sqlite3'}",
+)
 LOCUS_TELEMETRY_STATE_PREFIX: str = env.str(
     "LOCUS_TELEMETRY_STATE_PREFIX", default="locus:telemetry"
 )

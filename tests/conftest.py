@@ -28,6 +28,10 @@ def _test_settings(settings):  # type: ignore[no-untyped-def]
     # The decision engine's threads would race the test database; tests refresh and flush
     # the engine by hand, and each test starts with a fresh one.
     settings.LOCUS_ENGINE_BACKGROUND = False
+    if not settings.REDIS_URL:
+        # The embedded default is a SQLite file shared across processes; tests keep the
+        # latest telemetry in memory so no state outlives a test run.
+        settings.LOCUS_TELEMETRY_STATE_URL = "memory://"
     # Evaluations and training runs started by tests use tiny budgets.
     settings.LOCUS_EVALUATION_LIMIT = 150
     settings.LOCUS_EVALUATION_LOADS = [1.0]

@@ -98,7 +98,8 @@ def _api_routes() -> dict[str, tuple[str, Any]]:
 def _methods(callback: Any) -> set[str]:
     actions = getattr(callback, "actions", None)
     if actions:
-        return {m.upper() for m in actions}
+        # DRF adds `head` to a viewset's actions on its first GET; HEAD follows GET's rule.
+        return {m.upper() for m in actions} - {"HEAD", "OPTIONS"}
     view = callback.view_class
     return {
         m.upper()

@@ -126,9 +126,9 @@ def server(tmp_path: Path) -> Iterator[Server]:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
-            if requests.get(f"{url}/healthz", timeout=1).ok:
+            if requests.get(f"{url}/healthz", timeout=3).ok:
                 break
-        except requests.ConnectionError:
+        except requests.RequestException:
             time.sleep(0.2)
     else:
         process.kill()

@@ -1,0 +1,1 @@
+"""Telemetry: ingest (push, scrape, remote-write), time-series storage, fresh node state, SLAs."""

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from telemetry.models import SlaBreach
+
+
+class AcceptedSerializer(serializers.Serializer):
+    batch_id = serializers.IntegerField()
+    samples = serializers.IntegerField(help_text="Samples (node and time pairs) in the batch.")
+    values = serializers.IntegerField(help_text="Metric values in the batch.")
+
+
+class SampleSerializer(serializers.Serializer):
+    """One sample of POST /telemetry/samples (documentation; validation is in parsing.py)."""
+
+    node = serializers.CharField()
+    ts = serializers.DateTimeField(help_text="RFC 3339, with a UTC offset.")
+    metrics = serializers.DictField(child=serializers.FloatField())
+
+
+class SamplesSerializer(serializers.Serializer):
+    samples = SampleSerializer(many=True)
+
+
+class SeriesQuerySerializer(serializers.Serializer):
+    metric = serializers.CharField(required=False, help_text="Omit to list the node's metrics.")
+    start = serializers.DateTimeField(required=False, help_text="Default: an hour before `to`.")
+    end = serializers.DateTimeField(required=False, help_text="Default: now.")
+    step = serializers.FloatField(required=False, min_value=1.0, help_text="Seconds.")
+
+    def to_internal_value(self, data: object) -> dict[str, object]:
+        # `from` and `to` are Python keywords; accept them under their URL names.
+        if hasattr(data, "get"):
+            data = {
+                "metric": data.get("metric"),
+                "start": data.get("from"),
+                "end": data.get("to"),
+                "step": data.get("step"),
+            }
+            data = {k: v for k, v in data.items() if v not in (None, "")}
+        return super().to_internal_value(data)
+
+
+class SeriesSerializer(serializers.Serializer):
+    labels = serializers.DictField(child=serializers.CharField())
+    points = serializers.ListField(child=serializers.ListField(), help_text="[[time, value]]")
+
+
+class BreachSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = SlaBreach
+        fields = [
+            "id",
+            "status",
+            "slo",
+            "model",
+            "node",
+            "metric",
+            "threshold",
+            "observed",
+            "worst",
+            "samples",
+            "opened_at",
+            "resolved_at",
+        ]

@@ -1,0 +1,178 @@
+"""Telemetry endpoints: ingest for services, series, fresh state and breaches for viewers."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import BaseParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from console.access.permissions import SERVICE_CALLERS, VIEWERS
+from console.api.errors import ApplicationError
+from console.inventory.models import Node
+from telemetry import conf
+from telemetry.api import serializers as s
+from telemetry.models import BatchKind
+from telemetry.selectors import (
+    breach_list,
+    latest_fleet_state,
+    node_metric_names,
+    node_series,
+)
+from telemetry.services import batch_accept
+
+INGEST = {"POST": SERVICE_CALLERS, "OPTIONS": SERVICE_CALLERS}
+READ = {"GET": VIEWERS, "HEAD": VIEWERS, "OPTIONS": VIEWERS}
+
+
+class RawBodyParser(BaseParser):
+    """Hands the body over as bytes (any content type), up to LOCUS_TELEMETRY_MAX_BODY_BYTES;
+    each ingest view parses its own format."""
+
+    media_type = "*/*"
+
+    # DRF's stubs say parse() returns a mapping; any value becomes request.data.
+    def parse(  # type: ignore[override]
+        self, stream: Any, media_type: str | None = None, parser_context: Any = None
+    ) -> bytes:
+        limit = conf.max_body_bytes()
+        body: bytes = stream.read(limit + 1) if stream is not None else b""
+        if len(body) > limit:
+            raise ParseError(f"The body is larger than {limit} bytes; send smaller batches.")
+        return body
+
+
+class _IngestView(APIView):
+    access = INGEST
+    parser_classes = [RawBodyParser]
+    kind: str = ""
+
+    def _accept(self, request: Request, node: str = "") -> Response:
+        body = request.data if isinstance(request.data, bytes) else b""
+        accepted = batch_accept(kind=self.kind, body=body, node=node)
+        return Response(
+            {"batch_id": accepted.batch_id, "samples": accepted.samples, "values": accepted.values},
+            status=status.HTTP_202_ACCEPTED,
+        )
+
+
+class SamplesView(_IngestView):
+    """JSON samples: {"samples": [{"node", "ts", "metrics": {name: number}}]}."""
+
+    kind = BatchKind.JSON
+
+    @extend_schema(request=s.SamplesSerializer, responses={202: s.AcceptedSerializer})
+    def post(self, request: Request) -> Response:
+        return self._accept(request)
+
+
+class PrometheusView(_IngestView):
+    """A Prometheus text exposition body (what an exporter's /metrics returns)."""
+
+    kind = BatchKind.PROMETHEUS
+
+    @extend_schema(
+        request={"text/plain": str},
+        parameters=[OpenApiParameter("node", str, required=True)],
+        responses={202: s.AcceptedSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        return self._accept(request, node=request.query_params.get("node", ""))
+
+
+class RemoteWriteView(_IngestView):
+    """Prometheus remote-write 1.0 (snappy-compressed protobuf WriteRequest)."""
+
+    kind = BatchKind.REMOTE_WRITE
+
+    @extend_schema(request={"application/x-protobuf": bytes}, responses={202: s.AcceptedSerializer})
+    def post(self, request: Request) -> Response:
+        return self._accept(request)
+
+
+class NodeTelemetryView(APIView):
+    """A node's series for charts: ?metric=&from=&to=&step= (without metric: its metrics)."""
+
+    access = READ
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("metric", str),
+            OpenApiParameter("from", str, description="RFC 3339; default an hour ago"),
+            OpenApiParameter("to", str, description="RFC 3339; default now"),
+            OpenApiParameter("step", float, description="Seconds per averaged point"),
+        ],
+        responses={200: OpenApiResponse(description="The node's series or metric names.")},
+    )
+    def get(self, request: Request, name: str) -> Response:
+        if not Node.objects.filter(name=name).exists():
+            raise ApplicationError(f"No node named {name!r}.", status_code=404)
+        query = s.SeriesQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        args = query.validated_data
+        end = args.get("end") or timezone.now()
+        start = args.get("start") or end - timedelta(hours=1)
+        if start >= end:
+            raise ApplicationError("`from` must be before `to`.", errors={"from": ["after to"]})
+        metric = args.get("metric")
+        if not metric:
+            return Response({"node": name, "metrics": node_metric_names(node=name)})
+        series, truncated = node_series(
+            node=name, metric=metric, start=start, end=end, step_s=args.get("step")
+        )
+        return Response(
+            {
+                "node": name,
+                "metric": metric,
+                "from": start.isoformat(),
+                "to": end.isoformat(),
+                "step": args.get("step"),
+                "truncated": truncated,
+                "series": [
+                    {"labels": x.labels, "points": [[t.isoformat(), v] for t, v in x.points]}
+                    for x in series
+                ],
+            }
+        )
+
+
+class LatestView(APIView):
+    """Every node's latest telemetry, its age and whether it is stale."""
+
+    access = READ
+
+    @extend_schema(responses={200: OpenApiResponse(description="{node: latest state}")})
+    def get(self, request: Request) -> Response:
+        now = timezone.now()
+        return Response({n: t.to_dict(now) for n, t in sorted(latest_fleet_state().items())})
+
+
+class BreachViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    """SLA breaches, newest first; filter with ?status=&slo=&node=&model=&metric=."""
+
+    serializer_class = s.BreachSerializer
+    access = {"list": VIEWERS, "OPTIONS": VIEWERS}
+    filter_backends: list[Any] = []
+
+    def get_queryset(self) -> Any:
+        p = self.request.query_params
+        return breach_list(
+            status=p.get("status"),
+            slo=p.get("slo"),
+            node=p.get("node"),
+            model=p.get("model"),
+            metric=p.get("metric"),
+        )
+
+    @extend_schema(
+        parameters=[OpenApiParameter(n, str) for n in ("status", "slo", "node", "model", "metric")]
+    )
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)

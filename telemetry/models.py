@@ -1,0 +1,148 @@
+"""Telemetry storage: the ingest inbox, series and their readings, rollups and SLA breaches.
+
+Readings are narrow rows (series id, time, value) keyed by series, the layout TimescaleDB's
+Promscale and Prometheus' own TSDB use: labels are stored once per series, not once per value.
+On PostgreSQL `telemetry_reading` is a table partitioned by day (see migration 0001 and
+`storage.partitions`); on SQLite it is a plain table with the same columns.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class BatchKind(models.TextChoices):
+    JSON = "json", "JSON samples"
+    PROMETHEUS = "prometheus", "Prometheus text exposition"
+    REMOTE_WRITE = "remote_write", "Prometheus remote-write 1.0"
+
+
+class TelemetryBatch(models.Model):
+    """One accepted push, stored raw in a single INSERT before the caller gets 202.
+
+    The row is the durable hand-off between the API and the ingest worker: the worker deletes
+    it in the same transaction that writes its readings, so a batch is stored exactly once
+    however often its task is delivered. Rows still present after a while are re-enqueued by a
+    beat task (a lost broker message or a killed worker loses nothing).
+    """
+
+    kind = models.CharField(max_length=16, choices=BatchKind.choices)
+    node = models.CharField(
+        max_length=200, blank=True, help_text="Node the body belongs to (Prometheus text only)."
+    )
+    payload = models.BinaryField(help_text="The request body as received (validated).")
+    received_at = models.DateTimeField()
+    enqueued_at = models.DateTimeField()
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["enqueued_at"], name="telemetry_batch_enqueued")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} batch {self.pk}"
+
+
+class Series(models.Model):
+    """One time series: a node, a metric name and a label set (without the node labels).
+
+    Canonical node fields (queue_depth, kv_usage, ...) are series with empty labels; exporter
+    series keep their own names and labels, mapped or not.
+    """
+
+    node = models.CharField(max_length=200)
+    metric = models.CharField(max_length=200)
+    labels = models.JSONField(default=dict)
+    labels_hash = models.BigIntegerField(help_text="64-bit hash of the sorted labels.")
+
+    class Meta:
+        verbose_name_plural = "series"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["node", "metric", "labels_hash"], name="telemetry_series_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.node} {self.metric}{self.labels or ''}"
+
+
+class Reading(models.Model):
+    """One value of one series at one time. The key (series, ts) makes rewrites idempotent."""
+
+    pk = models.CompositePrimaryKey("series_id", "ts")
+    # No database foreign key: a per-row constraint check would halve COPY throughput, and
+    # series are never deleted while readings refer to them.
+    series = models.ForeignKey(
+        Series, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    ts = models.DateTimeField()
+    value = models.FloatField()
+
+    def __str__(self) -> str:
+        return f"{self.series_id}@{self.ts}={self.value}"
+
+
+class ReadingRollup(models.Model):
+    """One minute of one series: count, sum, min and max (the average is sum / count)."""
+
+    pk = models.CompositePrimaryKey("series_id", "bucket")
+    series = models.ForeignKey(
+        Series, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    bucket = models.DateTimeField()
+    count = models.IntegerField()
+    sum = models.FloatField()
+    min = models.FloatField()
+    max = models.FloatField()
+
+    def __str__(self) -> str:
+        return f"{self.series_id}@{self.bucket}"
+
+
+class BreachStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    RESOLVED = "resolved", "Resolved"
+
+
+class BreachMetric(models.TextChoices):
+    TTFT_P95 = "ttft_p95_ms", "p95 time to first token"
+    E2E_P95 = "e2e_p95_ms", "p95 end-to-end latency"
+    ERROR_RATE = "error_rate", "error rate"
+
+
+class SlaBreach(models.Model):
+    """A period in which one (SLO, model, node) window broke one target of its SLO.
+
+    Opened when the sliding window's p95 (or error rate) exceeds the SLO, resolved when it is
+    back within it. Names rather than foreign keys: a breach outlives renamed or removed SLOs.
+    """
+
+    slo = models.CharField(max_length=100)
+    model = models.CharField(max_length=200)
+    node = models.CharField(max_length=200)
+    metric = models.CharField(max_length=16, choices=BreachMetric.choices)
+    status = models.CharField(max_length=16, choices=BreachStatus.choices)
+    threshold = models.FloatField()
+    observed = models.FloatField(help_text="The window's value when the breach opened.")
+    worst = models.FloatField(help_text="The worst value seen while open.")
+    samples = models.PositiveIntegerField(help_text="Observations in the window at opening.")
+    opened_at = models.DateTimeField()
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-opened_at"]
+        indexes = [
+            models.Index(fields=["status", "opened_at"], name="telemetry_breach_status"),
+            models.Index(fields=["node", "opened_at"], name="telemetry_breach_node"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["slo", "model", "node", "metric"],
+                condition=models.Q(status="open"),
+                name="telemetry_breach_one_open",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.slo}/{self.model}/{self.node} {self.metric} {self.status}"

@@ -1,0 +1,118 @@
+"""Reads of telemetry: fresh node state (for the decision engine), series (for charts), breaches.
+
+The decision engine should call `latest_fleet_state()` from its background refresher, never on
+the request path: it is one pipelined Redis round trip (or a dict read on embedded defaults)
+and returns {} rather than raising when the store is down.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.db.models import QuerySet
+
+from telemetry.models import Reading, ReadingRollup, Series, SlaBreach
+from telemetry.state import NodeTelemetry, read_nodes
+
+__all__ = [
+    "NodeTelemetry",
+    "SeriesPoints",
+    "breach_list",
+    "latest_fleet_state",
+    "latest_node_state",
+    "node_metric_names",
+    "node_series",
+]
+MAX_SERIES = 200
+MAX_POINTS = 20_000
+
+
+def latest_node_state(node_name: str) -> NodeTelemetry | None:
+    """The node's latest canonical values and their age; None if it never reported."""
+    return read_nodes([node_name]).get(node_name)
+
+
+def latest_fleet_state() -> dict[str, NodeTelemetry]:
+    """Latest state of every node that ever reported, by name (stale ones included)."""
+    return read_nodes()
+
+
+@dataclass(frozen=True)
+class SeriesPoints:
+    """One series of a node's metric over a time range: [(time, value)], oldest first."""
+
+    labels: dict[str, str]
+    points: list[tuple[datetime, float]]
+
+
+def node_metric_names(*, node: str) -> list[str]:
+    return sorted(set(Series.objects.filter(node=node).values_list("metric", flat=True)))
+
+
+def node_series(
+    *, node: str, metric: str, start: datetime, end: datetime, step_s: float | None
+) -> tuple[list[SeriesPoints], bool]:
+    """The metric's series in [start, end); averaged per `step_s` if given.
+
+    Steps of a minute or more read the 1-minute rollups (the current minute appears after the
+    next rollup run); shorter steps and raw points read the readings. Returns (series,
+    truncated) where truncated means MAX_POINTS cut the answer short.
+    """
+    found = list(
+        Series.objects.filter(node=node, metric=metric).values_list("id", "labels")[:MAX_SERIES]
+    )
+    labels = {sid: lab for sid, lab in found}
+    if not labels:
+        return [], False
+    sums: dict[tuple[int, float], list[float]] = {}  # (series, bucket start) -> [sum, count]
+    raw: dict[int, list[tuple[datetime, float]]] = {sid: [] for sid in labels}
+    if step_s is not None and step_s >= 60:
+        rows = ReadingRollup.objects.filter(
+            series_id__in=labels, bucket__gte=start, bucket__lt=end
+        ).values_list("series_id", "bucket", "sum", "count")
+        for sid, bucket, total, count in rows[:MAX_POINTS]:
+            acc = sums.setdefault((sid, bucket.timestamp() // step_s * step_s), [0.0, 0.0])
+            acc[0] += total
+            acc[1] += count
+        truncated = len(rows[: MAX_POINTS + 1]) > MAX_POINTS
+    else:
+        query = (
+            Reading.objects.filter(series_id__in=labels, ts__gte=start, ts__lt=end)
+            .order_by("series_id", "ts")
+            .values_list("series_id", "ts", "value")
+        )
+        points = list(query[: MAX_POINTS + 1])
+        truncated = len(points) > MAX_POINTS
+        for sid, ts, value in points[:MAX_POINTS]:
+            if step_s:
+                acc = sums.setdefault((sid, ts.timestamp() // step_s * step_s), [0.0, 0.0])
+                acc[0] += value
+                acc[1] += 1
+            else:
+                raw[sid].append((ts, value))
+    for (sid, start_s), (total, n) in sorted(sums.items()):
+        raw[sid].append((datetime.fromtimestamp(start_s, tz=UTC), total / n))
+    result = [SeriesPoints(labels=labels[sid], points=pts) for sid, pts in raw.items() if pts]
+    return result, truncated
+
+
+def breach_list(
+    *,
+    status: str | None = None,
+    slo: str | None = None,
+    node: str | None = None,
+    model: str | None = None,
+    metric: str | None = None,
+) -> QuerySet[SlaBreach]:
+    query = SlaBreach.objects.all()
+    for name, value in (
+        ("status", status),
+        ("slo", slo),
+        ("node", node),
+        ("model", model),
+        ("metric", metric),
+    ):
+        if value:
+            query = query.filter(**{name: value})
+    return query

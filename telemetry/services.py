@@ -1,0 +1,298 @@
+"""Ingest: accept a batch durably, then process it exactly once.
+
+`batch_accept` validates the whole body (a malformed batch is refused whole, naming the bad
+samples), checks every node against the inventory, stores the raw body in one INSERT and
+enqueues its processing after commit: once it returns, the batch survives any crash.
+`batch_process` parses, maps and derives, resolves series, then in one transaction locks the
+inbox row, COPYs the readings and deletes the row. A redelivered task finds no row and does
+nothing; a worker killed mid-COPY leaves the row (and no readings) for the next delivery.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import partial
+
+from django.db import transaction
+from django.utils import timezone
+from rest_framework import status
+
+from console.api.errors import ApplicationError
+from console.inventory.models import Accelerator, Node, Site
+from telemetry import conf, state
+from telemetry.breaches import latencies_record
+from telemetry.breaches import outcome_record as outcome_record
+from telemetry.freshness import freshness_note_ingest
+from telemetry.mapping import map_scrape
+from telemetry.mapping.derive import Prev, derive
+from telemetry.models import BatchKind, TelemetryBatch
+from telemetry.parsing import BatchInvalid, Scrape, SeriesKey, parse_json_samples
+from telemetry.parsing import parse_prometheus_text as _parse_text
+from telemetry.remote_write import parse_remote_write
+from telemetry.storage import SeriesRef, resolve_series, write_readings
+from telemetry.store import StoreError
+
+logger = logging.getLogger(__name__)
+_MAX_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class AcceptedBatch:
+    batch_id: int
+    samples: int
+    values: int
+
+
+@dataclass
+class IngestResult:
+    """What processing one batch stored and dropped."""
+
+    stored: int = 0
+    unmapped: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    nodes: list[str] = field(default_factory=list)
+
+
+def decode_batch(
+    *, kind: str, body: bytes, node: str, received_at: datetime, build: bool = True
+) -> list[Scrape]:
+    """Parse a body of any ingest kind (raises BatchInvalid)."""
+    if kind == BatchKind.JSON:
+        return parse_json_samples(
+            body,
+            reference=received_at,
+            oldest=timedelta(days=conf.retention_days()),
+            future_s=conf.max_future_seconds(),
+            build=build,
+        )
+    if kind == BatchKind.PROMETHEUS:
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BatchInvalid("The body is not UTF-8 text.", {"body": ["not UTF-8"]}) from None
+        return _parse_text(text, node=node, ts=received_at)
+    return parse_remote_write(body)
+
+
+class _KnownNodes:
+    """Inventory node names, cached for a few seconds (ingest must not query per sample)."""
+
+    ttl_s = 5.0
+
+    def __init__(self) -> None:
+        self._names: frozenset[str] = frozenset()
+        self._at = 0.0
+        self._lock = threading.Lock()
+
+    def get(self, *, refresh: bool = False) -> frozenset[str]:
+        with self._lock:
+            if refresh or time.monotonic() - self._at > self.ttl_s:
+                self._names = frozenset(Node.objects.values_list("name", flat=True))
+                self._at = time.monotonic()
+            return self._names
+
+    def clear(self) -> None:
+        with self._lock:
+            self._at = 0.0
+
+
+known_nodes = _KnownNodes()
+
+
+def _resolve_nodes(scrapes: list[Scrape]) -> set[str]:
+    """Rename `host:port` instances to their known host; return the names still unknown."""
+    names = known_nodes.get()
+    if not {s.node for s in scrapes} <= names:
+        names = known_nodes.get(refresh=True)
+    unknown: set[str] = set()
+    for scrape in scrapes:
+        if scrape.node in names:
+            continue
+        host = scrape.node.rsplit(":", 1)[0]
+        if host in names:
+            scrape.node = host
+        else:
+            unknown.add(scrape.node)
+    return unknown
+
+
+def node_register_unknown(*, names: set[str]) -> None:
+    """Add nodes first seen in telemetry to the inventory, cordoned until an operator looks.
+
+    Needs LOCUS_TELEMETRY_REGISTER_SITE and _ACCELERATOR: a node row requires both.
+    """
+    site = Site.objects.filter(name=conf.register_site()).first()
+    accelerator = Accelerator.objects.filter(name=conf.register_accelerator()).first()
+    if site is None or accelerator is None:
+        raise ApplicationError(
+            "Registering unknown nodes needs LOCUS_TELEMETRY_REGISTER_SITE and "
+            "LOCUS_TELEMETRY_REGISTER_ACCELERATOR naming an existing site and accelerator.",
+            status_code=status.HTTP_500_INTERNAL_SERVER_ERROR,
+        )
+    for name in sorted(names):
+        Node.objects.get_or_create(
+            name=name,
+            defaults={
+                "site": site,
+                "accelerator": accelerator,
+                "usd_per_hour": 0.0,
+                "state": "cordoned",
+                "state_reason": "registered from telemetry; review before use",
+                "labels": {"registered_by": "telemetry"},
+            },
+        )
+    known_nodes.clear()
+
+
+def _refuse_unknown(kind: str, scrapes: list[Scrape], unknown: set[str]) -> None:
+    message = f"Unknown node(s): {', '.join(sorted(unknown)[:10])}; nothing was stored."
+    if kind == BatchKind.JSON:
+        errors = {
+            str(i): {"node": [f"unknown node {s.node!r}"]}
+            for i, s in enumerate(scrapes)
+            if s.node in unknown
+        }
+        raise ApplicationError(message, errors={"samples": errors})
+    raise ApplicationError(message, errors={"node": [f"unknown node {n!r}" for n in unknown]})
+
+
+def batch_accept(*, kind: str, body: bytes, node: str = "") -> AcceptedBatch:
+    """Validate a pushed body and store it durably; its processing is enqueued after commit."""
+    if kind == BatchKind.PROMETHEUS and not node:
+        raise ApplicationError(
+            "Name the node: ?node=NAME.", errors={"node": ["This parameter is required."]}
+        )
+    now = timezone.now()
+    try:
+        scrapes = decode_batch(kind=kind, body=body, node=node, received_at=now, build=False)
+    except BatchInvalid as exc:
+        raise ApplicationError(exc.message, errors=exc.errors) from None
+    unknown = _resolve_nodes(scrapes)
+    if unknown:
+        if not conf.register_unknown_nodes():
+            _refuse_unknown(kind, scrapes, unknown)
+        node_register_unknown(names=unknown)
+    with transaction.atomic():
+        batch = TelemetryBatch.objects.create(
+            kind=kind, node=node, payload=body, received_at=now, enqueued_at=now
+        )
+        transaction.on_commit(partial(_enqueue, batch.pk))
+    return AcceptedBatch(
+        batch_id=batch.pk,
+        samples=len(scrapes),
+        values=sum(s.size or len(s.values) for s in scrapes),
+    )
+
+
+def _enqueue(batch_id: int) -> None:
+    from telemetry.tasks import ingest_batch
+
+    try:
+        ingest_batch.delay(batch_id)
+    except Exception:  # the batch is stored; the redelivery beat task will enqueue it
+        logger.warning("could not enqueue telemetry batch %s", batch_id, exc_info=True)
+
+
+def batch_redeliver_stale(*, older_than_s: float | None = None) -> int:
+    """Re-enqueue inbox batches not processed in time (lost message, killed worker)."""
+    age = conf.inbox_redeliver_seconds() if older_than_s is None else older_than_s
+    cutoff = timezone.now() - timedelta(seconds=age)
+    ids = list(
+        TelemetryBatch.objects.filter(enqueued_at__lte=cutoff, attempts__lt=_MAX_ATTEMPTS)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:1000]
+    )
+    TelemetryBatch.objects.filter(pk__in=ids).update(enqueued_at=timezone.now())
+    for batch_id in ids:
+        _enqueue(batch_id)
+    return len(ids)
+
+
+def batch_mark_failed(*, batch_id: int, error: str) -> None:
+    """Count a failed attempt; after a few the batch stays in the inbox for an operator."""
+    batch = TelemetryBatch.objects.filter(pk=batch_id).first()
+    if batch is not None:
+        batch.attempts += 1
+        batch.last_error = error[:2000]
+        batch.save(update_fields=["attempts", "last_error"])
+
+
+def _load_prev(nodes: list[str]) -> dict[str, Prev]:
+    try:
+        return state.load_prev(nodes)
+    except StoreError:
+        logger.warning("state store unavailable; rates restart", exc_info=True)
+        return {n: {} for n in nodes}
+
+
+def batch_process(*, batch_id: int) -> IngestResult | None:
+    """Store one inbox batch exactly once; None when it was already processed."""
+    batch = TelemetryBatch.objects.filter(pk=batch_id).first()
+    if batch is None:
+        return None
+    scrapes = decode_batch(
+        kind=batch.kind, body=bytes(batch.payload), node=batch.node, received_at=batch.received_at
+    )
+    _resolve_nodes(scrapes)
+    scrapes.sort(key=lambda s: s.ts)
+    nodes = sorted({s.node for s in scrapes})
+    before = _load_prev(nodes)
+    prev = {n: dict(p) for n, p in before.items()}
+    result = IngestResult(nodes=nodes)
+    pending: list[tuple[SeriesRef, datetime, float]] = []
+    latest: dict[str, dict[str, tuple[float, float]]] = {n: {} for n in nodes}
+    latencies: list[tuple[str, datetime, list[tuple[str, str, float, float]]]] = []
+    for scrape in scrapes:
+        mapped = map_scrape(scrape)
+        epoch = scrape.ts.timestamp()
+        derived = derive(mapped.observation, epoch, prev[scrape.node])
+        node, ts = scrape.node, scrape.ts
+        kept: dict[SeriesKey, float] = mapped.kept
+        pending.extend([((node, name, labels), ts, v) for (name, labels), v in kept.items()])
+        node_latest = latest[node]
+        node_latest["_seen"] = (1.0, epoch)  # freshness counts any report, mapped or not
+        for name, value in derived.fields.items():
+            node_latest[name] = (value, epoch)
+            if (name, ()) not in kept:
+                pending.append(((node, name, ()), ts, value))
+        if derived.latencies:
+            latencies.append((node, ts, derived.latencies))
+        result.unmapped += mapped.unmapped
+        result.dropped.update(mapped.observation.dropped)
+    ids = resolve_series({ref for ref, _, _ in pending})
+    rows = [(ids[ref], ts, v) for ref, ts, v in pending]
+    with transaction.atomic():
+        locked = TelemetryBatch.objects.select_for_update().filter(pk=batch_id).first()
+        if locked is None:
+            return None  # another delivery of the same batch got here first
+        write_readings(rows)
+        locked.delete()
+    result.stored = len(rows)
+    _after_ingest(latest, prev, before, latencies)
+    return result
+
+
+def _after_ingest(
+    latest: dict[str, dict[str, tuple[float, float]]],
+    prev: dict[str, Prev],
+    before: dict[str, Prev],
+    latencies: list[tuple[str, datetime, list[tuple[str, str, float, float]]]],
+) -> None:
+    """Fresh state, counter history, freshness and SLO windows (best effort, after commit)."""
+    try:
+        state.write_many(latest, prev, before)
+        newest = {
+            n: datetime.fromtimestamp(max(t for _, t in f.values()), tz=UTC)
+            for n, f in latest.items()
+            if f
+        }
+        freshness_note_ingest(newest=newest)
+        for node, ts, items in latencies:
+            latencies_record(node=node, at=ts, latencies=items)
+    except StoreError:
+        logger.warning("state store unavailable; fresh state not updated", exc_info=True)
