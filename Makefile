@@ -45,7 +45,10 @@ migrate: $(STAMP) .env frontend
 	$(PY) manage.py migrate --noinput -v 0
 	$(PY) manage.py collectstatic --noinput -v 0
 
+# The living demo on the embedded defaults: web, worker, beat and a simulated fleet whose
+# traffic goes through the real decision API (see README). Ctrl-C stops everything.
 run: setup
+	$(PY) manage.py demo_prepare
 	$(VENV)/bin/honcho -f Procfile start
 
 test: setup

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "console.live",
     "console.placement",
     "console.policies",
+    "console.demo",
     "console.web",
     "telemetry",
 ]
@@ -118,11 +119,16 @@ else:
 CELERY_BROKER_URL: str = env.str("CELERY_BROKER_URL", default=REDIS_URL or "filesystem://")
 if CELERY_BROKER_URL == "filesystem://":
     _broker_dir = VAR_DIR / "celery-broker"
+    _broker_dir.mkdir(exist_ok=True)
+    (VAR_DIR / "celery-processed").mkdir(exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir),
         "data_folder_out": str(_broker_dir),
         "processed_folder": str(VAR_DIR / "celery-processed"),
         "store_processed": False,
+        # kombu's virtual transports poll; with late acks and a prefetch of one, the default
+        # 1 s interval caps a worker near one task a second, too slow for scrapes.
+        "polling_interval": 0.05,
     }
 CELERY_TASK_ALWAYS_EAGER: bool = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message to be redelivered
@@ -301,3 +307,15 @@ LOCUS_ARTIFACTS_DIR = Path(env.str("LOCUS_ARTIFACTS_DIR", default=str(VAR_DIR / 
 # Console training runs: the defaults reach the PPO issue's result in minutes on 2 cores.
 LOCUS_TRAINING_TIMESTEPS: int = env.int("LOCUS_TRAINING_TIMESTEPS", default=200_000)
 LOCUS_TRAINING_BC_STEPS: int = env.int("LOCUS_TRAINING_BC_STEPS", default=60_000)
+
+# -- the living demo (`make run`) ---------------------------------------------------------------
+# Not PORT: honcho gives every process of the Procfile its own PORT.
+LOCUS_WEB_PORT: int = env.int("LOCUS_WEB_PORT", default=8000)
+LOCUS_DEMO_WEB_URL: str = env.str(
+    "LOCUS_DEMO_WEB_URL", default=f"http://127.0.0.1:{LOCUS_WEB_PORT}"
+)
+LOCUS_DEMO_EXPORTERS_PORT: int = env.int("LOCUS_DEMO_EXPORTERS_PORT", default=9400)
+LOCUS_DEMO_TRACE: str = env.str(
+    "LOCUS_DEMO_TRACE", default=str(LOCUS_TRACES_DIR / "mooncake_synthetic.jsonl")
+)
+LOCUS_DEMO_TRAINING_TIMESTEPS: int = env.int("LOCUS_DEMO_TRAINING_TIMESTEPS", default=50_000)

@@ -109,6 +109,20 @@ def policy_register(
     return policy
 
 
+@transaction.atomic
+def policy_bootstrap(*, heuristic: str) -> PolicyVersion | None:
+    """Make a built-in heuristic the active version of a console that has none yet (first
+    start). Audited as the system's doing; refuses nothing, changes nothing once any version
+    is active, so approval rules govern every later change."""
+    if PolicyVersion.objects.filter(state=PolicyState.ACTIVE).exists():
+        return None
+    policy = PolicyVersion.objects.filter(name=heuristic, version="builtin").first()
+    if policy is None:
+        policy = policy_register(name=heuristic, version="builtin", heuristic=heuristic)
+    _move(policy, PolicyState.ACTIVE, SYSTEM, "bootstrap: the console had no active policy")
+    return policy
+
+
 def _read_artifact(directory: Path) -> dict[str, Any]:
     problems = []
     if not (directory / "scorer.pt").is_file():

@@ -7,6 +7,7 @@ and static root in a temporary directory, the example fleet loaded and one user 
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -14,7 +15,9 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +28,7 @@ DIST_INDEX = REPO / "frontend" / "dist" / "index.html"
 ARTIFACTS = REPO / "tests" / "artifacts" / "screenshots"
 DOCS_SCREENSHOTS = REPO / "docs" / "screenshots"
 PASSWORD = "e2e-Passw0rd!"
-USERS = {"vera": "viewer", "otto": "operator"}
+USERS = {"vera": "viewer", "otto": "operator", "ada": "admin", "alan": "admin"}
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -38,6 +41,9 @@ CHROMIUM_ARGS = [
 ]
 
 TELEMETRY_NODE = "fra-h100-1"
+# A deliberately tiny training run, so the training page has a finished run to show (the run
+# executes eagerly inside the seed, through the API, before the server starts).
+TRAINING_TIMESTEPS = 2048
 
 # Runs in a subprocess against the server's database. Telemetry goes in through the public
 # ingest API (CONTRACTS §4), processed at once since Celery runs eagerly here: a quarter hour
@@ -79,6 +85,14 @@ response = Client(SERVER_NAME="127.0.0.1").post(
     HTTP_AUTHORIZATION="Bearer " + key,
 )
 assert response.status_code == 202, response.content
+
+admin = Client(SERVER_NAME="127.0.0.1")
+admin.force_login(User.objects.get(username="ada"))
+response = admin.post(
+    "/api/v1/training-runs", {{"timesteps": {TRAINING_TIMESTEPS}, "seed": 0}},
+    content_type="application/json",
+)
+assert response.status_code == 202, response.content
 """
 
 
@@ -111,8 +125,14 @@ def _wait_until_serving(url: str, server: subprocess.Popen[bytes], log: Path) ->
     raise RuntimeError(f"the console did not answer {url} within 60 s:\n{log.read_text()}")
 
 
+@dataclass(frozen=True)
+class Console:
+    url: str
+    var: Path
+
+
 @pytest.fixture(scope="session")
-def console_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     missing = _missing_prerequisites()
     if missing:
         pytest.skip("end-to-end tests need " + " and ".join(missing))
@@ -127,8 +147,18 @@ def console_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "SECRET_KEY": "e2e-only-secret-key-not-for-production",
         "ALLOWED_HOSTS": "127.0.0.1",
         "CELERY_TASK_ALWAYS_EAGER": "1",
+        # Evaluations run eagerly inside the request: keep them to a few seconds.
+        "LOCUS_EVALUATION_LIMIT": "150",
+        "LOCUS_EVALUATION_LOADS": "1",
+        "LOCUS_TRAINING_BC_STEPS": "512",
     }
     subprocess.run([sys.executable, "-c", SEED], cwd=REPO, env=env, check=True)
+    (var / "service.key").write_text(
+        subprocess.run(
+            [sys.executable, "manage.py", "create_api_key", "e2e-service", "--role", "service"],
+            cwd=REPO, env=env, check=True, capture_output=True, text=True,
+        ).stdout.strip()
+    )  # fmt: skip
     port = _free_port()
     log = var / "server.log"
     with log.open("wb") as out:
@@ -140,13 +170,36 @@ def console_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_until_serving(f"{url}/accounts/login/", server, log)
-        yield url
+        yield Console(url, var)
     finally:
         server.terminate()
         try:
             server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+@pytest.fixture(scope="session")
+def console_url(console: Console) -> str:
+    return console.url
+
+
+@pytest.fixture(scope="session")
+def service_key(console: Console) -> str:
+    """The service API key `manage.py create_api_key` printed for the e2e server."""
+    return (console.var / "service.key").read_text().strip()
+
+
+def api_call(base: str, key: str, method: str, path: str, body: object | None = None) -> Any:
+    """A JSON request with a bearer key, as a service calls the API (no browser involved)."""
+    request = urllib.request.Request(
+        base + path,
+        method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read() or b"null")
 
 
 @pytest.fixture(scope="session")

@@ -35,7 +35,7 @@ def test_it_signs_in_and_lands_on_the_fleet_overview(page, screenshots) -> None:
     screenshots.take(page, "fleet-overview-dark", docs=True)
 
     page.get_by_role("link", name="Live decisions").click()
-    expect(page.get_by_text("Coming with the decision API")).to_be_visible()
+    expect(page.get_by_test_id("sample-note")).to_contain_text("decisions/s")
 
     page.get_by_role("button", name="Sign out").click()
     page.wait_for_url("**/accounts/login/")
@@ -59,7 +59,7 @@ def test_a_viewer_sees_no_operator_controls_and_the_api_refuses_them(page, scree
     expect(page.get_by_text("Read only")).to_be_visible()
     expect(page.get_by_role("button", name="New site")).to_have_count(0)
     expect(page.get_by_role("button", name="Edit")).to_have_count(0)
-    screenshots.take(page, "inventory-viewer")
+    screenshots.take(page, "inventory-viewer", docs=True)
 
     csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
     response = page.request.post(

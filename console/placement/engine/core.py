@@ -284,7 +284,9 @@ class Engine:
             except Exception as exc:
                 self.guard.failed(ref.key, exc)
             else:
-                self.guard.succeeded(ref.key, time.perf_counter() - started)
+                # Only a trained scorer is bypassed for slowness: a heuristic is what the
+                # engine would fall back to anyway, and on a busy machine every policy slows.
+                self.guard.succeeded(ref.key, time.perf_counter() - started, timed=ref.learned)
                 return scores, ref, ""
             reason = "scorer_error"
         elif ref.key == self.fallback.key:

@@ -43,9 +43,11 @@ class ScorerGuard:
         health = self._health.get(key)
         return health is not None and health.slow
 
-    def succeeded(self, key: str, elapsed_s: float) -> None:
+    def succeeded(self, key: str, elapsed_s: float, *, timed: bool = True) -> None:
         health = self._health.setdefault(key, _Health(ewma_s=elapsed_s))
         health.errors_in_a_row = 0
+        if not timed:
+            return
         health.ewma_s += self.alpha * (elapsed_s - health.ewma_s)
         health.slow = health.ewma_s > self.budget_s
         if health.slow:

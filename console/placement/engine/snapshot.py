@@ -45,6 +45,13 @@ class PolicyRef:
     def key(self) -> str:
         return f"{self.name}@{self.version}"
 
+    @property
+    def learned(self) -> bool:
+        """A trained scorer (a directory), not a built-in heuristic."""
+        from optimizer.policies import POLICY_NAMES
+
+        return self.spec not in POLICY_NAMES
+
 
 @dataclass(frozen=True, slots=True)
 class Rollout:

@@ -6,12 +6,15 @@ export type FieldErrors = Record<string, unknown>;
 export class ApiError extends Error {
   readonly status: number;
   readonly errors: FieldErrors;
+  /** The whole JSON error body (e.g. a 503 placement's `reasons`), when there was one. */
+  readonly body: unknown;
 
-  constructor(status: number, message: string, errors: FieldErrors = {}) {
+  constructor(status: number, message: string, errors: FieldErrors = {}, body?: unknown) {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.errors = errors;
+    this.body = body;
   }
 
   /** The messages for one field (or a nested object of fields), flattened for display. */
@@ -78,7 +81,7 @@ async function errorFrom(response: Response): Promise<ApiError> {
   if (body && typeof body === "object" && "message" in body) {
     const { message, errors } = body as { message: unknown; errors?: unknown };
     const fieldErrors = errors && typeof errors === "object" ? (errors as FieldErrors) : {};
-    return new ApiError(response.status, String(message), fieldErrors);
+    return new ApiError(response.status, String(message), fieldErrors, body);
   }
   const reason = response.statusText || "request failed";
   return new ApiError(response.status, `${response.status} ${reason}`);

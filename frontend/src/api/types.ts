@@ -39,3 +39,73 @@ export interface LatestTelemetry {
   kv_usage: number | null;
   gpu_util: number | null;
 }
+
+export type DecisionRecord = Schemas["DecisionRecord"];
+export type Breach = Schemas["Breach"];
+export type PolicyVersion = Schemas["PolicyVersion"];
+export type PolicyState = NonNullable<PolicyVersion["state"]>;
+export type PolicyTransition = Schemas["PolicyTransition"];
+export type PolicyEvaluation = Schemas["PolicyEvaluation"];
+export type TrainingRun = Schemas["TrainingRun"];
+export type JobStatus = NonNullable<TrainingRun["status"]>;
+export type PlacementRequest = Schemas["PlacementRequestRequest"];
+
+/** One ranked candidate of an explained placement (POST /placements with explain: true). */
+export interface Candidate {
+  node: string;
+  site: string;
+  tier: string;
+  score: number;
+  rank: number;
+  estimated_ttft_ms: number;
+  estimated_e2e_ms: number;
+  estimated_cost_usd: number;
+  queue_depth: number;
+  running: number;
+  kv_used_fraction: number;
+  prefix_blocks: number;
+  telemetry_age_s: number | null;
+}
+
+export interface PlacementAnswer {
+  decision_id: string;
+  node: string;
+  site: string;
+  fallbacks: string[];
+  policy: { name: string; version: string };
+  arm: string;
+  degraded?: string;
+  candidates?: Candidate[];
+  rejected?: { node: string; reason: string }[];
+}
+
+/** GET /api/v1/overview (console/placement/selectors.decision_overview). */
+export interface Overview {
+  window_s: number;
+  decisions_per_s: number;
+  decisions_in_window: number;
+  slo_attainment: { slo: string; outcomes: number; met: number; attainment: number }[];
+  by_policy: { policy: string; arm: string; decisions: number }[];
+}
+
+/** GET /api/v1/rollout: policy keys are "name@version". */
+export interface Rollout {
+  active: string;
+  shadow: string | null;
+  canary: string | null;
+  canary_share: number;
+  arms?: Record<
+    string,
+    { outcomes: number; slo_attainment: number | null; breached_groups: number; groups: number }
+  >;
+}
+
+/** A version's live shadow comparison (PolicyVersion.shadow). */
+export interface ShadowStats {
+  compared: number;
+  agreed: number;
+  agreement: number | null;
+  mean_predicted_ttft_delta_ms: number | null;
+  predicted_cost_delta_usd_sum: number;
+  updated_at: string;
+}

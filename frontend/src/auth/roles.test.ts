@@ -17,6 +17,12 @@ describe("can", () => {
     ["operator cannot approve policies", operator, "approve-policies", false],
     ["admin approves policies", admin, "approve-policies", true],
     ["admin manages keys", admin, "manage-keys", true],
+    ["viewer cannot explain decisions", viewer, "explain-decisions", false],
+    ["operator explains decisions", operator, "explain-decisions", true],
+    ["admin explains decisions", admin, "explain-decisions", true],
+    ["viewer cannot approve policies", viewer, "approve-policies", false],
+    ["operator cannot start training", operator, "start-training", false],
+    ["admin starts training", admin, "start-training", true],
     ["service reads nothing in the console", service, "read", false],
     ["nobody signed in may do nothing", null, "read", false],
   ])("%s", (_, who, capability, expected) => {

@@ -8,14 +8,20 @@ export type Capability =
   | "read"
   | "edit-inventory"
   | "act-on-nodes"
+  | "explain-decisions"
   | "approve-policies"
+  | "start-training"
   | "manage-keys";
 
 const REQUIRED_ROLE: Record<Capability, Role> = {
   read: "viewer",
   "edit-inventory": "operator",
   "act-on-nodes": "operator",
+  // POST /placements admits operators and admins (and services); viewers only read.
+  "explain-decisions": "operator",
+  // Register, evaluate, approve, shadow, canary, promote and roll back policy versions.
   "approve-policies": "admin",
+  "start-training": "admin",
   "manage-keys": "admin",
 };
 

@@ -11,6 +11,9 @@ import {
 import { LiveStream, liveUrl, type LiveEvent } from "./stream";
 
 const ACTIVITY_LIMIT = 50;
+// Decisions have their own page and arrive up to ~20 a second: the feed keeps to changes of
+// state (nodes, breaches, breakers, policies, training) so they are not scrolled away.
+const NOT_ACTIVITY = new Set(["hello", "decision", "decision.summary"]);
 
 interface LiveContextValue {
   stream: LiveStream;
@@ -32,7 +35,7 @@ export function LiveProvider({ children }: { children: ReactNode }) {
 
   useEffect(() => {
     const unsubscribe = stream.subscribe("*", (event) => {
-      if (event.type === "hello") return;
+      if (NOT_ACTIVITY.has(event.type)) return;
       setActivity((previous) => [event, ...previous].slice(0, ACTIVITY_LIMIT));
     });
     stream.start();

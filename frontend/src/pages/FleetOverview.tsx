@@ -5,6 +5,7 @@ import { latestTelemetry, listNodes, listSites } from "../api/nodes";
 import type { LatestTelemetry, Node, NodeState, Site, Tier } from "../api/types";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorBanner } from "../components/ErrorBanner";
+import { OpsStrip } from "../components/OpsStrip";
 import { StateBadge } from "../components/StateBadge";
 import { useAsync } from "../hooks/useAsync";
 import { useLiveEvent } from "../live/context";
@@ -134,6 +135,7 @@ export default function FleetOverview() {
         <h1>Fleet</h1>
         <StateCounts nodes={nodes} />
       </header>
+      <OpsStrip />
       {TIERS.map((tier) => {
         const tierSites = sites.filter((s) => s.tier === tier);
         if (tierSites.length === 0) return null;

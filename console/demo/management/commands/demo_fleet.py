@@ -1,0 +1,84 @@
+"""`manage.py demo_fleet`: run the simulated fleet against the console (see console.demo)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import requests
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from console.demo.exporters import serve
+from console.demo.fleet import DemoFleet, repeat_trace
+from console.demo.management.commands.demo_prepare import demo_dir
+from console.inventory.selectors import inventory_topology
+from optimizer.errors import InputFileError
+from optimizer.traces import load_trace
+
+
+class Command(BaseCommand):
+    help = "Serve simulated exporters and replay a trace through the decision API."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--trace", default=settings.LOCUS_DEMO_TRACE)
+        parser.add_argument(
+            "--load", type=float, default=1.0, help="Arrival-rate multiplier of the trace."
+        )
+        parser.add_argument(
+            "--hours",
+            type=float,
+            default=4.0,
+            help="How long to keep replaying (the trace repeats).",
+        )
+        parser.add_argument(
+            "--exporters-port", type=int, default=settings.LOCUS_DEMO_EXPORTERS_PORT
+        )
+        parser.add_argument("--web-url", default=settings.LOCUS_DEMO_WEB_URL)
+
+    def handle(
+        self,
+        *args: Any,
+        trace: str,
+        load: float,
+        hours: float,
+        exporters_port: int,
+        web_url: str,
+        **options: Any,
+    ) -> None:
+        key_file = demo_dir() / "service-key"
+        if not key_file.is_file():
+            raise CommandError(f"{key_file} is missing: run `manage.py demo_prepare` first")
+        try:
+            requests_ = load_trace(trace, load=load)
+        except InputFileError as exc:
+            raise CommandError(str(exc)) from exc
+        self._wait_for(web_url)
+        fleet = DemoFleet(
+            topology=inventory_topology(),
+            trace=repeat_trace(requests_, hours * 3600),
+            api=web_url,
+            key=key_file.read_text().strip(),
+        )
+        serve(fleet, exporters_port)
+        self.stdout.write(
+            f"demo fleet: {len(fleet.node_names)} nodes, exporters on "
+            f":{exporters_port}, replaying {Path(trace).name} at {load:g}x"
+        )
+        try:
+            stats = fleet.run()
+        except KeyboardInterrupt:
+            stats = fleet.stats
+        self.stdout.write(f"demo fleet stopped: {stats}")
+
+    def _wait_for(self, web_url: str, seconds: float = 120.0) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(f"{web_url}/healthz", timeout=2).ok:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(1)
+        raise CommandError(f"the console at {web_url} did not come up in {seconds:.0f}s")

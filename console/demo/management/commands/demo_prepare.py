@@ -1,0 +1,117 @@
+"""`manage.py demo_prepare`: make the console ready for the living demo (idempotent).
+
+Loads the demo fleet when the inventory is empty, points every node at the simulated
+exporters, creates an admin (password kept in var/demo/) and a service key for the traffic,
+activates a heuristic when no policy is active, registers the shipped PPO scorer as a
+candidate, and starts one PPO training run in the background. A second start reuses all of
+it and only prints the sign-in again.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.management.base import BaseCommand, CommandParser
+
+from console.access.keyring import digest_of
+from console.access.models import ApiKey
+from console.access.services import api_key_create
+from console.inventory.models import Node
+from console.inventory.services import topology_import
+from console.policies.models import PolicyVersion, TrainingRun
+from console.policies.services import policy_bootstrap, policy_register
+from console.policies.training import training_start
+from optimizer.topology import load_topology
+
+DEMO_TOPOLOGY = Path(settings.BASE_DIR) / "optimizer" / "topologies" / "fleet-demo.yaml"
+SHIPPED_SCORER = Path(settings.BASE_DIR) / "optimizer" / "policies" / "trained" / "ppo-fleet-demo"
+
+
+def demo_dir() -> Path:
+    path = Path(settings.VAR_DIR) / "demo"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+class Command(BaseCommand):
+    help = "Prepare the living demo (fleet, exporters, admin, service key, policies)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--topology", default=str(DEMO_TOPOLOGY))
+        parser.add_argument(
+            "--exporters-port", type=int, default=settings.LOCUS_DEMO_EXPORTERS_PORT
+        )
+        parser.add_argument("--web-url", default=settings.LOCUS_DEMO_WEB_URL)
+        parser.add_argument(
+            "--no-training",
+            action="store_true",
+            help="Do not start the background PPO training run.",
+        )
+
+    def handle(
+        self,
+        *args: Any,
+        topology: str,
+        exporters_port: int,
+        web_url: str,
+        no_training: bool,
+        **options: Any,
+    ) -> None:
+        if not Node.objects.exists():
+            summary = topology_import(topology=load_topology(topology))
+            self.stdout.write(f"loaded {topology}: {summary}")
+        base = f"http://127.0.0.1:{exporters_port}/nodes"
+        for node in Node.objects.filter(exporter_urls=[]):
+            node.exporter_urls = [f"{base}/{node.name}/vllm", f"{base}/{node.name}/dcgm"]
+            node.save(update_fields=["exporter_urls"])
+        password = self._admin_password()
+        self._service_key()
+        if (active := policy_bootstrap(heuristic=settings.LOCUS_DEFAULT_POLICY)) is not None:
+            self.stdout.write(f"active policy: {active}")
+        if (SHIPPED_SCORER / "scorer.pt").is_file() and not PolicyVersion.objects.filter(
+            name="ppo", version="shipped"
+        ).exists():
+            policy_register(name="ppo", version="shipped", artifact_dir=str(SHIPPED_SCORER))
+        if not no_training and not TrainingRun.objects.exists():
+            run = training_start(
+                config={
+                    "trace": settings.LOCUS_EVALUATION_TRACE,
+                    "timesteps": settings.LOCUS_DEMO_TRAINING_TIMESTEPS,
+                    "seed": 0,
+                },
+                started_by=None,
+            )
+            self.stdout.write(f"started training run {run.pk} in the background")
+        self.stdout.write(
+            self.style.SUCCESS(f"\nLocus demo: open {web_url}/ and sign in as admin / {password}\n")
+        )
+
+    def _admin_password(self) -> str:
+        path = demo_dir() / "admin-password"
+        if path.is_file() and User.objects.filter(username="admin").exists():
+            return path.read_text().strip()
+        password = secrets.token_urlsafe(12)
+        user, _ = User.objects.get_or_create(
+            username="admin", defaults={"is_staff": True, "is_superuser": True}
+        )
+        user.is_staff = user.is_superuser = True
+        user.set_password(password)
+        user.save()
+        path.write_text(password + "\n")
+        path.chmod(0o600)
+        return password
+
+    def _service_key(self) -> str:
+        path = demo_dir() / "service-key"
+        if path.is_file():
+            secret = path.read_text().strip()
+            if ApiKey.objects.filter(digest=digest_of(secret), revoked_at__isnull=True).exists():
+                return secret
+        issued = api_key_create(name=f"demo-traffic-{secrets.token_hex(3)}", role="service")
+        path.write_text(issued.secret + "\n")
+        path.chmod(0o600)
+        return issued.secret

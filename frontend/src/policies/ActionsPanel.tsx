@@ -1,0 +1,88 @@
+import { useState } from "react";
+
+import { evaluatePolicy, policyAction, type PolicyAction } from "../api/ops";
+import type { PolicyVersion } from "../api/types";
+import { ErrorBanner } from "../components/ErrorBanner";
+import { ACTION_FROM, ACTION_LABELS, canEvaluate } from "./actions";
+
+const HINTS: Record<PolicyAction, string> = {
+  approve: "Needs a succeeded evaluation and an admin other than the registrant.",
+  shadow: "Score every live request with this version too, without acting on it.",
+  canary: "Serve the canary share of live traffic (sticky per session) with this version.",
+  promote: "Make this version active; the active one retires.",
+  rollback: "Take this version out of service (an active one hands back to its predecessor).",
+};
+
+/** Rollout controls for admins; the page renders this only when the user may approve. */
+export function ActionsPanel({ version, onChanged }: {
+  version: PolicyVersion;
+  onChanged: () => void;
+}) {
+  const [reason, setReason] = useState("");
+  const [share, setShare] = useState(String(Math.round((version.canary_share ?? 0.1) * 100)));
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>();
+  const state = version.state ?? "candidate";
+
+  async function run(label: string, work: () => Promise<unknown>) {
+    setBusy(label);
+    setError(undefined);
+    try {
+      await work();
+      setReason("");
+      onChanged();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  const act = (action: PolicyAction) =>
+    run(action, () =>
+      policyAction(version.id, action, {
+        reason,
+        ...(action === "canary" ? { canary_share: Number(share) / 100 } : {}),
+      }),
+    );
+
+  return (
+    <section className="panel" data-testid="policy-actions" aria-label="Rollout actions">
+      <h2>Rollout actions</h2>
+      <div className="form-grid compact">
+        <label className="field wide">
+          <span>Reason (recorded in the audit trail)</span>
+          <input value={reason} onChange={(e) => setReason(e.target.value)} maxLength={1000} />
+        </label>
+        <label className="field">
+          <span>Canary share (%)</span>
+          <input type="number" min={1} max={100} step={1} value={share} onChange={(e) => setShare(e.target.value)} />
+        </label>
+      </div>
+      <div className="button-row">
+        <button
+          type="button"
+          className="button"
+          disabled={busy !== null || !canEvaluate(state)}
+          title="Run the simulator: this version against the active policy and every heuristic."
+          onClick={() => run("evaluate", () => evaluatePolicy(version.id))}
+        >
+          {busy === "evaluate" ? "Evaluating…" : "Evaluate"}
+        </button>
+        {(Object.keys(ACTION_FROM) as PolicyAction[]).map((action) => (
+          <button
+            key={action}
+            type="button"
+            className={`button ${action === "rollback" ? "danger" : action === "promote" ? "primary" : ""}`}
+            title={HINTS[action]}
+            disabled={busy !== null || !ACTION_FROM[action].includes(state)}
+            onClick={() => act(action)}
+          >
+            {ACTION_LABELS[action]}
+          </button>
+        ))}
+      </div>
+      <ErrorBanner error={error} />
+    </section>
+  );
+}
