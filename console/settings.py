@@ -125,6 +125,7 @@ if CELERY_BROKER_URL == "filesystem://":
         "data_folder_in": str(_broker_dir),
         "data_folder_out": str(_broker_dir),
         "processed_folder": str(VAR_DIR / "celery-processed"),
+        "control_folder": str(VAR_DIR / "celery-control"),
         "store_processed": False,
         # kombu's virtual transports poll; with late acks and a prefetch of one, the default
         # 1 s interval caps a worker near one task a second, too slow for scrapes.
