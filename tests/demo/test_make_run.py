@@ -1,0 +1,176 @@
+"""The README's first command, `make run`, brings up a living console: decisions and telemetry
+flow through the API within a few minutes, Ctrl-C stops every process, and a second start
+reuses what the first built.
+
+Runs the real command (setup check, demo_prepare, honcho with web, worker, beat and the demo
+fleet) in a scratch data directory on free ports, on the embedded defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.conftest import REPO
+
+pytestmark = [
+    pytest.mark.skipif(
+        bool(os.environ.get("DATABASE_URL") or os.environ.get("REDIS_URL")),
+        reason="the demo runs on the embedded defaults; the SQLite pass runs it",
+    ),
+    pytest.mark.skipif(
+        not (REPO.parent / "shared" / "data" / "traces").is_dir(),
+        reason="needs the shared traces beside the checkout",
+    ),
+]
+BUDGET_S = 240
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def demo_env(tmp_path: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")
+    }
+    env |= {
+        "LOCUS_VAR_DIR": str(tmp_path / "var"),
+        "LOCUS_WEB_PORT": str(_free_port()),
+        "LOCUS_DEMO_EXPORTERS_PORT": str(_free_port()),
+        "PYTHONUNBUFFERED": "1",
+        # The background training run is real but small, to leave the CPU to the demo.
+        "LOCUS_DEMO_TRAINING_TIMESTEPS": "2048",
+        "LOCUS_TRAINING_BC_STEPS": "512",
+    }
+    return env
+
+
+def _manage(env: dict[str, str], *args: str) -> str:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+@pytest.fixture
+def make_run(demo_env: dict[str, str], tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    log = (tmp_path / "make-run.log").open("w")
+    process = subprocess.Popen(
+        ["make", "run"],
+        cwd=REPO,
+        env=demo_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    yield process
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+    log.close()
+
+
+def _processes_with(variable: str) -> list[str]:
+    """Command lines of live processes whose environment holds `variable` (NAME=value)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if variable.encode() in (proc / "environ").read_bytes().split(b"\0"):
+                found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            continue
+    return found
+
+
+def _poll(what: str, check: Any, deadline: float) -> Any:
+    while time.monotonic() < deadline:
+        try:
+            value = check()
+            if value:
+                return value
+        except requests.RequestException:
+            pass
+        time.sleep(2)
+    pytest.fail(f"{what} within {BUDGET_S}s")
+
+
+def test_make_run_brings_up_a_living_console(
+    make_run: subprocess.Popen[str], demo_env: dict[str, str], tmp_path: Path
+) -> None:
+    deadline = time.monotonic() + BUDGET_S
+    base = f"http://127.0.0.1:{demo_env['LOCUS_WEB_PORT']}"
+    _poll("the console answers", lambda: requests.get(f"{base}/healthz", timeout=2).ok, deadline)
+    password_file = Path(demo_env["LOCUS_VAR_DIR"]) / "demo" / "admin-password"
+    password = (
+        _poll("demo_prepare wrote the admin password", password_file.is_file, deadline)
+        and password_file.read_text().strip()
+    )
+    session = requests.Session()
+    login = session.get(f"{base}/accounts/login/", timeout=5)
+    assert login.ok
+    session.post(
+        f"{base}/accounts/login/",
+        timeout=5,
+        data={
+            "username": "admin",
+            "password": password,
+            "csrfmiddlewaretoken": session.cookies["csrftoken"],
+        },
+        headers={"Referer": base},
+    )
+
+    def decisions() -> int:
+        body = session.get(f"{base}/api/v1/overview", timeout=5).json()
+        return int(body["decisions_in_window"]) if body["slo_attainment"] else 0
+
+    def fresh_telemetry() -> int:
+        latest = session.get(f"{base}/api/v1/telemetry/latest", timeout=5).json()
+        return sum(
+            1
+            for n in latest.values()
+            if n.get("running") is not None and n.get("kv_usage") is not None
+        )
+
+    assert _poll("decisions with outcomes flow", decisions, deadline) > 0
+    assert _poll("exporter telemetry reaches the API", fresh_telemetry, deadline) > 0
+    page = session.get(f"{base}/", timeout=5)
+    assert page.ok and '<div id="root"' in page.text
+
+    os.killpg(make_run.pid, signal.SIGINT)  # what Ctrl-C sends to the foreground group
+    make_run.wait(timeout=60)
+    leftovers = _processes_with(f"LOCUS_VAR_DIR={demo_env['LOCUS_VAR_DIR']}")
+    assert not leftovers, f"processes left running: {leftovers}"
+
+    again = _manage(demo_env, "demo_prepare", "--no-training")
+    assert f"admin / {password}" in again
+    assert "loaded" not in again  # the fleet from the first start is reused
+    runs = _manage(
+        demo_env,
+        "shell",
+        "--no-imports",
+        "-c",
+        "from console.policies.models import TrainingRun; print(TrainingRun.objects.count())",
+    )
+    assert runs.strip() == "1"
