@@ -245,6 +245,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
+    # 3.1 shares JSON Schema 2020-12 with the pydantic models that document request bodies.
+    "OAS_VERSION": "3.1.0",
 }
 
 LOGGING = {
@@ -254,6 +256,9 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
 LOCUS_API_KEY_CACHE_SECONDS: float = env.float("LOCUS_API_KEY_CACHE_SECONDS", default=30.0)
+
+# Threads serving HTTP requests in each ASGI process (console/asgi.py).
+LOCUS_HTTP_THREADS: int = env.int("LOCUS_HTTP_THREADS", default=16)
 
 # -- decision engine (console.placement) -------------------------------------------------------
 # The policy that serves when no policy version is active, and the heuristic the engine falls

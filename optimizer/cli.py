@@ -144,6 +144,57 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    # Imported here: torch and stable-baselines3 are slow to import and only training needs them.
+    from tqdm import tqdm
+
+    from optimizer.rl.train import TrainConfig, train
+
+    config = TrainConfig(
+        topology=args.topology,
+        trace=args.trace,
+        out=args.out,
+        timesteps=args.timesteps,
+        seed=args.seed,
+        teacher=args.teacher,
+        bc_steps=args.bc_steps,
+        eval_trace=args.eval_trace,
+        eval_loads=tuple(args.eval_loads),
+        eval_seeds=tuple(args.eval_seeds),
+    )
+    bar = tqdm(total=1000, desc="train", unit="‰", disable=not _progress(), leave=False)
+
+    def progress(fraction: float, message: str) -> None:
+        bar.update(int(fraction * 1000) - bar.n)
+        bar.set_postfix_str(message[:60], refresh=False)
+        if message.startswith(("validation", "imitation: agreement")):
+            bar.write(message)
+
+    result = train(config, progress)
+    bar.close()
+    if result.evaluation is not None:
+        from optimizer.rl.evaluate import format_evaluation
+
+        print(format_evaluation(result.evaluation))
+    print(f"wrote {result.out / 'scorer.pt'} and policy.json in {result.wall_seconds:.0f} s")
+    return 0
+
+
+def cmd_bench_scorer(args: argparse.Namespace) -> int:
+    from optimizer.rl.bench import benchmark
+
+    print(benchmark(load_topology(args.topology), args.policy, repeats=args.repeats))
+    return 0
+
+
+def _floats(text: str) -> list[float]:
+    return [float(v) for v in text.split(",") if v.strip()]
+
+
+def _ints(text: str) -> list[int]:
+    return [int(v) for v in text.split(",") if v.strip()]
+
+
 def _common(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
     parser.add_argument(
         "--topology",
@@ -183,6 +234,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--report", required=True, help="JSON report; plots are written beside it")
     ev.set_defaults(func=cmd_evaluate)
+
+    tr = commands.add_parser("train", help="train a PPO placement policy and export scorer.pt")
+    tr.add_argument("--topology", required=True, help="topology YAML (CONTRACTS §1)")
+    tr.add_argument("--trace", required=True, help="training trace (.csv or .jsonl)")
+    tr.add_argument("--timesteps", type=int, default=200_000, help="PPO steps (decisions)")
+    tr.add_argument("--out", required=True, help="output directory (scorer.pt, policy.json)")
+    tr.add_argument("--seed", type=int, default=0, help="seed of everything random")
+    tr.add_argument("--teacher", default="latency-first", help="heuristic the warm start imitates")
+    tr.add_argument("--bc-steps", type=int, default=60_000, help="warm-start decisions (0: none)")
+    tr.add_argument(
+        "--eval-trace",
+        default=None,
+        help="held-out trace for the final evaluation against every heuristic",
+    )
+    tr.add_argument("--eval-loads", type=_floats, default=[1.0, 4.0], help="e.g. 1,4")
+    tr.add_argument("--eval-seeds", type=_ints, default=[0, 1, 2], help="e.g. 0,1,2")
+    tr.set_defaults(func=cmd_train)
+
+    bs = commands.add_parser(
+        "bench-scorer", help="scorer.pt latency at 8/64/256 candidates vs the heuristics"
+    )
+    bs.add_argument("--topology", default=str(DEFAULT_TOPOLOGY), help="topology YAML")
+    bs.add_argument("--policy", required=True, help="a directory written by train")
+    bs.add_argument("--repeats", type=int, default=2000, help="timed calls per measurement")
+    bs.add_argument("--seed", type=int, default=0, help="accepted for uniformity")
+    bs.set_defaults(func=cmd_bench_scorer)
 
     pol = commands.add_parser("policies", help="list the built-in policies")
     pol.add_argument("--seed", type=int, default=0, help="accepted for uniformity")

@@ -56,11 +56,10 @@ def load_policy(spec: str, topology: Topology, seed: int = 0) -> Policy:
         scorer = path / "scorer.pt"
         if not scorer.is_file():
             raise InputFileError(str(path), [f"no scorer.pt in {path}"])
-        # Trained scorers arrive with the training issue; until then a directory with a
-        # scorer is refused rather than silently replaced by a heuristic.
-        raise InputFileError(
-            str(path), [f"{scorer}: loading trained scorers is not supported by this build"]
-        )
+        # Imported here so the heuristics never pay for importing torch.
+        from optimizer.rl.export import load_trained_policy
+
+        return load_trained_policy(path)
     raise InputFileError(
         spec,
         [

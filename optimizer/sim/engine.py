@@ -75,12 +75,22 @@ class Simulator:
         self._events = list(events)
         self.reject_reasons: Counter[str] = Counter()
         self.egress_bytes = [0] * len(requests)
+        self.now = 0.0
+        self.next_arrival = 0
 
     def _wake(self, at: float, node: int, version: int) -> None:
         heapq.heappush(self._heap, (at, next(self._seq), _WAKE, node, version))
 
     def place(self, rid: int, now: float) -> None:
-        """Choose a node for request `rid` and send it there, or reject it."""
+        """Choose a node for request `rid` with the policy and send it there, or reject it."""
+        candidates = self.candidates(rid)
+        if candidates:
+            choice = self.policy.choose(self.requests[rid], candidates, self.topology)
+            self.send(rid, candidates[choice], now)
+
+    def candidates(self, rid: int) -> list[NodeView]:
+        """The views of the nodes that may serve request `rid`, with their cached prefix
+        blocks filled in; when there are none the request is marked rejected."""
         request = self.requests[rid]
         table = self.table
         m = table.model[rid]
@@ -90,13 +100,20 @@ class Simulator:
             reasons = sorted(set(rejected.values()))
             table.reject_reason[rid] = ",".join(reasons)
             self.reject_reasons.update(reasons)
-            return
+            table.resolved.append(rid)
+            return candidates
         hashes = request.prefix_hashes
-        by_name = self._node_by_name
         if hashes:
+            by_name = self._node_by_name
             for view in candidates:
                 view.prefix_blocks = by_name[view.name].cache.match(m, hashes)
-        node = by_name[candidates[self.policy.choose(request, candidates, self.topology)].name]
+        return candidates
+
+    def send(self, rid: int, view: NodeView, now: float) -> None:
+        """Send request `rid` to the node of `view` (a candidate from `candidates`)."""
+        request = self.requests[rid]
+        table = self.table
+        node = self._node_by_name[view.name]
         site = self._site[node.index]
         route = self.topology.routes[(request.source_site, site)]
         prompt_bytes = PROMPT_BYTES_PER_TOKEN * request.prompt_tokens
@@ -124,54 +141,70 @@ class Simulator:
             node.state = "draining" if event.action == "drain" else "cordoned"
         node.sync()
 
-    def run(self, *, progress: bool = False, desc: str = "simulate") -> SimResult:
-        """Replay every arrival to completion."""
-        started = time.perf_counter()
-        heap = self._heap
+    def start(self) -> None:
+        """Queue the scheduled operations; call once before `advance`."""
         for i, event in enumerate(self._events):
-            heapq.heappush(heap, (event.at_s, next(self._seq), _OPERATION, i, 0))
+            heapq.heappush(self._heap, (event.at_s, next(self._seq), _OPERATION, i, 0))
+
+    def advance(self, until: float = float("inf")) -> int | None:
+        """Run every event up to the next arrival (or `until`, whichever is first) and return
+        the id of the arriving request, now due for placement (`self.now` is its arrival
+        time); None when no arrival is left before `until`. The caller places it, with
+        `place` or with `candidates` and `send`, before advancing again. This is the
+        step-able form of `run`, used by the RL environment to take one decision a step."""
+        heap = self._heap
         arrivals = self.table.arrival
         nodes = self.nodes
         n = len(arrivals)
-        next_arrival = 0
-        now = 0.0
-        bar = tqdm(
-            total=n, desc=desc, unit="req", disable=not progress, mininterval=0.5, leave=False
-        )
         while True:
-            upcoming = arrivals[next_arrival] if next_arrival < n else float("inf")
-            if heap and heap[0][0] <= upcoming:
-                now, _, kind, a, b = heapq.heappop(heap)
+            upcoming = arrivals[self.next_arrival] if self.next_arrival < n else float("inf")
+            if heap and heap[0][0] <= upcoming and heap[0][0] <= until:
+                self.now, _, kind, a, b = heapq.heappop(heap)
                 if kind == _WAKE:
                     node = nodes[a]
                     if b == node.version:
-                        node.wake(now)
+                        node.wake(self.now)
                 elif kind == _AT_NODE:
                     node = nodes[a]
                     if node.state == "down":
                         node.in_flight -= 1
                         node.queued_tokens -= self.table.prompt[b]
                         node.sync()
-                        self.place(b, now)
+                        self.place(b, self.now)
                     else:
-                        node.arrive(b, now)
+                        node.arrive(b, self.now)
                 else:
-                    self._operate(self._events[a], now)
-            elif next_arrival < n:
-                now = upcoming
-                self.place(next_arrival, now)
-                next_arrival += 1
-                if next_arrival % _PROGRESS_EVERY == 0:
-                    bar.update(_PROGRESS_EVERY)
+                    self._operate(self._events[a], self.now)
+            elif self.next_arrival < n and upcoming <= until:
+                self.now = upcoming
+                self.next_arrival += 1
+                return self.next_arrival - 1
             else:
-                break
-        bar.update(n - bar.n)
-        bar.close()
+                return None
+
+    def result(self, started: float) -> SimResult:
+        """The run's result so far; `started` is the `time.perf_counter()` of its start."""
         return SimResult(
             table=self.table,
-            nodes=nodes,
-            duration_s=now,
+            nodes=self.nodes,
+            duration_s=self.now,
             wall_seconds=time.perf_counter() - started,
             reject_reasons=self.reject_reasons,
             egress_bytes=self.egress_bytes,
         )
+
+    def run(self, *, progress: bool = False, desc: str = "simulate") -> SimResult:
+        """Replay every arrival to completion."""
+        started = time.perf_counter()
+        self.start()
+        n = len(self.table.arrival)
+        bar = tqdm(
+            total=n, desc=desc, unit="req", disable=not progress, mininterval=0.5, leave=False
+        )
+        while (rid := self.advance()) is not None:
+            self.place(rid, self.now)
+            if (rid + 1) % _PROGRESS_EVERY == 0:
+                bar.update(_PROGRESS_EVERY)
+        bar.update(n - bar.n)
+        bar.close()
+        return self.result(started)

@@ -44,13 +44,19 @@ class RequestTable:
         self.e2e = [0.0] * n
         self.status = [PENDING] * n
         self.reject_reason: dict[int, str] = {}
+        # Ids of requests whose outcome became known (first token, finish, failure, rejection)
+        # in order; the RL environment drains it to score outcomes as they happen.
+        self.resolved: list[int] = []
 
     def first_token(self, rid: int, now: float) -> None:
         self.ttft[rid] = now + self.half_rtt[rid] - self.arrival[rid]
+        self.resolved.append(rid)
 
     def finish(self, rid: int, now: float) -> None:
         self.e2e[rid] = now + self.half_rtt[rid] - self.arrival[rid]
         self.status[rid] = SERVED
+        self.resolved.append(rid)
 
     def fail(self, rid: int) -> None:
         self.status[rid] = FAILED
+        self.resolved.append(rid)

@@ -14,6 +14,12 @@ from rest_framework.views import APIView
 
 from console.access.permissions import SERVICE_CALLERS, VIEWERS
 from console.placement.api import serializers as s
+from console.placement.api.bodies import (
+    OutcomeBody,
+    PlacementBatchBody,
+    PlacementRequestBody,
+    parse,
+)
 from console.placement.engine.core import Decision, DecisionInput, UnknownName
 from console.placement.engine.runtime import DecisionNotFound, runtime
 from console.placement.metrics import NO_CANDIDATE
@@ -23,23 +29,23 @@ from console.placement.selectors import decision_overview
 NO_NODE_MESSAGE = "No node may serve this request."
 
 
-def _input(data: dict[str, Any]) -> DecisionInput:
+def _input(body: PlacementRequestBody) -> DecisionInput:
     return DecisionInput(
-        model=data["model"],
-        prompt_tokens=data["prompt_tokens"],
-        max_output_tokens=data["max_output_tokens"],
-        source=data.get("source"),
-        site=data.get("site"),
-        slo=data.get("slo"),
-        prefix_hashes=tuple(data.get("prefix_hashes", ())),
-        session_id=data.get("session_id") or None,
-        explain=data.get("explain", False),
+        model=body.model,
+        prompt_tokens=body.prompt_tokens,
+        max_output_tokens=body.max_output_tokens,
+        source=body.source,
+        site=body.site,
+        slo=body.slo,
+        prefix_hashes=tuple(body.prefix_hashes),
+        session_id=body.session_id or None,
+        explain=body.explain,
     )
 
 
-def _decide(data: dict[str, Any]) -> Decision:
+def _decide(body: PlacementRequestBody) -> Decision:
     try:
-        return runtime().decide(_input(data))
+        return runtime().decide(_input(body))
     except UnknownName as exc:
         raise ValidationError({exc.field: [str(exc)]}) from exc
 
@@ -70,37 +76,33 @@ class PlacementView(APIView):
     access = {"POST": SERVICE_CALLERS, "OPTIONS": SERVICE_CALLERS}
 
     @extend_schema(
-        request=s.PlacementRequestSerializer,
+        request=PlacementRequestBody,
         responses={200: s.PlacementAnswerSerializer, 503: s.UnplaceableSerializer},
     )
     def post(self, request: Request) -> Response:
         """Decide where one request should run: the node, its site and ordered fallbacks."""
-        body = s.PlacementRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        decision = _decide(body.validated_data)
+        body = parse(PlacementRequestBody, request.data)
+        decision = _decide(body)
         if decision.node is None:
             return Response(_unplaceable(decision), status=status.HTTP_503_SERVICE_UNAVAILABLE)
-        return Response(_answer(decision, body.validated_data["explain"]))
+        return Response(_answer(decision, body.explain))
 
 
 class PlacementBatchView(APIView):
     access = {"POST": SERVICE_CALLERS, "OPTIONS": SERVICE_CALLERS}
 
-    @extend_schema(
-        request=s.PlacementBatchSerializer, responses={200: s.PlacementBatchAnswerSerializer}
-    )
+    @extend_schema(request=PlacementBatchBody, responses={200: s.PlacementBatchAnswerSerializer})
     def post(self, request: Request) -> Response:
         """Decide many requests in order; one malformed request rejects the whole batch."""
-        body = s.PlacementBatchSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        body = parse(PlacementBatchBody, request.data)
         answers = []
-        for index, item in enumerate(body.validated_data["requests"]):
+        for index, item in enumerate(body.requests):
             try:
                 decision = _decide(item)
             except ValidationError as exc:
                 raise ValidationError({"requests": {str(index): exc.detail}}) from exc
             answers.append(
-                _answer(decision, item["explain"])
+                _answer(decision, item.explain)
                 if decision.node is not None
                 else {"error": _unplaceable(decision)}
             )
@@ -111,7 +113,7 @@ class OutcomeView(APIView):
     access = {"POST": SERVICE_CALLERS, "OPTIONS": SERVICE_CALLERS}
 
     @extend_schema(
-        request=s.OutcomeSerializer,
+        request=OutcomeBody,
         responses={
             200: s.OutcomeAnswerSerializer,
             404: OpenApiResponse(description="Unknown decision."),
@@ -119,10 +121,9 @@ class OutcomeView(APIView):
     )
     def post(self, request: Request, decision_id: str) -> Response:
         """Report what happened to a placed request: feeds breakers and SLO windows."""
-        body = s.OutcomeSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        body = parse(OutcomeBody, request.data)
         try:
-            result = runtime().record_outcome(decision_id, **body.validated_data)
+            result = runtime().record_outcome(decision_id, **body.model_dump())
         except DecisionNotFound as exc:
             raise NotFound(f"No decision {decision_id!r}.") from exc
         return Response(result)

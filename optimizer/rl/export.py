@@ -1,0 +1,125 @@
+"""Export the trained actor as a frozen TorchScript scorer, and load it back as a Policy.
+
+`scorer.pt` maps float32 rows (n, N_FEATURES) from `features.candidate_rows` and a bool mask
+(n,) to one score per row (masked rows -inf), with the per-feature normalisation inside; it
+takes any n, because the network is per-candidate. Only the actor path is exported (GUIDE, RL
+notes): scripted, frozen and saved with `torch.jit.save`. `policy.json` beside it records the
+feature names and version, the normalisation, the training config, the seed and the
+evaluation it passed; `load_trained_policy` refuses a scorer whose feature version differs
+from this build's `FEATURE_VERSION`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from optimizer.decision import NodeView, PlacementRequest
+from optimizer.errors import InputFileError
+from optimizer.features import FEATURE_NAMES, FEATURE_VERSION, candidate_rows
+from optimizer.policies.base import Policy
+from optimizer.rl.network import CandidateScorer, DeepSetsPolicy
+from optimizer.topology import Topology
+
+SCORER_FILE = "scorer.pt"
+POLICY_FILE = "policy.json"
+
+
+class ExportedScorer(nn.Module):
+    """rows (n, F) float32 + mask (n,) bool -> scores (n,), masked rows -inf."""
+
+    def __init__(self, scorer: CandidateScorer) -> None:
+        super().__init__()
+        self.scorer = scorer
+
+    def forward(self, rows: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        logits = self.scorer(rows.unsqueeze(0), mask.unsqueeze(0)).squeeze(0)
+        return torch.where(mask, logits, torch.full_like(logits, float("-inf")))
+
+
+def export_scorer(policy: DeepSetsPolicy, path: Path) -> None:
+    """Script, freeze and save the actor of `policy` to `path`."""
+    actor = policy.deep_sets.actor
+    scorer = CandidateScorer(n_features=actor.n_features, hidden=actor.hidden)
+    scorer.load_state_dict(actor.state_dict())
+    module = ExportedScorer(scorer).eval()
+    frozen = torch.jit.freeze(torch.jit.script(module))
+    torch.jit.save(frozen, str(path))
+
+
+def write_policy_json(directory: Path, data: dict[str, Any]) -> None:
+    """Write `policy.json` with the feature contract first, then `data`."""
+    body = {"feature_names": list(FEATURE_NAMES), "feature_version": FEATURE_VERSION, **data}
+    (directory / POLICY_FILE).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+
+
+class TrainedPolicy(Policy):
+    """A policy served by a trained `scorer.pt`: `candidate_rows` -> scorer -> scores.
+
+    Scoring runs under `torch.no_grad()`. Servers should call `torch.set_num_threads(1)`
+    (GUIDE: one thread is fastest for these tiny matrices and avoids oversubscription); the
+    loader does so when torch still has its default thread count, so the simulator and a
+    console worker that never set it get the single-threaded behaviour the benchmark measures.
+    """
+
+    def __init__(self, module: torch.jit.ScriptModule, meta: dict[str, Any], name: str) -> None:
+        self.module = module
+        self.meta = meta
+        self.name = name
+
+    def scores(
+        self, request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
+    ) -> np.ndarray:
+        rows = candidate_rows(request, candidates, topology)
+        return self.score_rows(rows)
+
+    def score_rows(self, rows: np.ndarray) -> np.ndarray:
+        """Scores of precomputed feature rows (every row valid)."""
+        mask = torch.ones(rows.shape[0], dtype=torch.bool)
+        with torch.no_grad():
+            out = self.module(torch.from_numpy(rows), mask)
+        return out.numpy().astype(np.float64)
+
+
+def load_trained_policy(directory: str | Path) -> TrainedPolicy:
+    """Load `scorer.pt` and `policy.json` from `directory` (written by `train`)."""
+    path = Path(directory)
+    meta_path = path / POLICY_FILE
+    scorer_path = path / SCORER_FILE
+    if not scorer_path.is_file():
+        raise InputFileError(str(path), [f"no {SCORER_FILE} in {path}"])
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputFileError(str(path), [f"{meta_path}: cannot read: {exc.strerror}"]) from exc
+    except json.JSONDecodeError as exc:
+        raise InputFileError(str(path), [f"{meta_path}: malformed JSON: {exc.msg}"]) from exc
+    version = meta.get("feature_version")
+    if version != FEATURE_VERSION:
+        raise InputFileError(
+            str(path),
+            [
+                f"{meta_path}: scorer was trained on feature version {version!r}, but this "
+                f"build computes version {FEATURE_VERSION}; retrain it or use a matching build"
+            ],
+        )
+    if meta.get("feature_names") != list(FEATURE_NAMES):
+        raise InputFileError(str(path), [f"{meta_path}: feature names differ from this build's"])
+    if torch.get_num_threads() > 1 and not _threads_configured():
+        torch.set_num_threads(1)
+    module = torch.jit.load(str(scorer_path), map_location="cpu")
+    module.eval()
+    return TrainedPolicy(module, meta, meta.get("name") or path.name)
+
+
+def _threads_configured() -> bool:
+    """Whether the process chose its torch thread count (OMP/MKL environment variables)."""
+    import os
+
+    return any(os.environ.get(v) for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"))

@@ -1,0 +1,127 @@
+"""Training episodes: windows of a trace, replayed at varied load, prompt length, prefix sharing
+and fleet availability, so a policy sees many regimes from one trace and generalises to others.
+
+Each episode draws, from the environment's seeded generator:
+- a window of `window` consecutive arrivals of the trace;
+- a prompt scale s (log-uniform in `prompt_scale`) that multiplies every prompt length, so a
+  short-prompt trace (Azure, p50 ~1k tokens) also covers long-prompt regimes (Mooncake, ~11.6k);
+- a pressure P (log-uniform in `pressure`) and a load factor P / s, so the prefill work per
+  second (rate x prompt length) spans light to heavy overload whatever s is;
+- a prefix-sharing probability: each request then shares a leading run of blocks with one of a
+  pool of Zipf-popular "documents" (system prompts, RAG contexts, chat histories), because a
+  trace without prefix ids (Azure) would otherwise never move the prefix features;
+- with probability `cordon_probability`, a few nodes cordoned from the start, so the policy sees
+  fleets of different shapes (the network does not depend on the number of nodes).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from optimizer.decision import BLOCK_TOKENS, PlacementRequest
+from optimizer.sim import ScheduledEvent
+from optimizer.topology import Topology
+from optimizer.traces import TraceRequest, draw_requests
+
+# Synthetic document block ids start far above any shipped trace's ids (Mooncake's are < 1e6,
+# Azure's negative), and each document owns a range of this many ids.
+_DOC_ID_BASE = 1 << 40
+_DOC_ID_STRIDE = 1 << 16
+# Longest prompt after scaling: the longest Mooncake prompts are ~40k tokens (data/README.md).
+_MAX_PROMPT_TOKENS = 65536
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioConfig:
+    """How training episodes vary (ranges are sampled per episode)."""
+
+    window: int = 4096
+    """Arrivals per episode (the episode is truncated after them)."""
+    prompt_scale: tuple[float, float] = (2.0, 12.0)
+    """Range of the factor on prompt lengths (log-uniform)."""
+    pressure: tuple[float, float] = (5.0, 120.0)
+    """Range of load factor x prompt scale (log-uniform)."""
+    prefix_probability: tuple[float, float] = (0.0, 0.9)
+    """Range of the share of requests that start with a shared document prefix."""
+    documents: int = 200
+    """Size of the pool of shared documents (drawn Zipf-like, exponent 1)."""
+    cordon_probability: float = 0.3
+    """Chance that an episode starts with 1 to 3 random nodes cordoned."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """One episode's workload, ready for the simulator."""
+
+    requests: list[PlacementRequest]
+    arrival_s: list[float]
+    events: list[ScheduledEvent]
+    load: float
+    prompt_scale: float
+    prefix_probability: float
+
+
+def _log_uniform(rng: np.random.Generator, bounds: tuple[float, float]) -> float:
+    low, high = bounds
+    return float(math.exp(rng.uniform(math.log(low), math.log(high))))
+
+
+def _blocks(
+    item: TraceRequest, prompt: int, scale: float, rng: np.random.Generator, doc: int | None
+) -> tuple[int, ...]:
+    """Block ids of `item`'s prompt stretched to `prompt` tokens: block j of the stretched
+    prompt is derived from original block floor(j / scale) and j, so two requests sharing an
+    original prefix share the stretched one; then, for `doc`, a leading run of that shared
+    document's blocks replaces the start."""
+    blocks = -(-prompt // BLOCK_TOKENS)
+    original = item.hash_ids or (0,)
+    last = len(original) - 1
+    ids = [(original[min(int(j / scale), last)] << 6) | (j & 63) for j in range(blocks)]
+    if doc is not None and blocks:
+        shared = max(1, int(blocks * rng.uniform(0.3, 1.0)))
+        start = _DOC_ID_BASE + doc * _DOC_ID_STRIDE
+        ids[:shared] = range(start, start + shared)
+    return tuple(ids)
+
+
+def sample_scenario(
+    trace: list[TraceRequest],
+    topology: Topology,
+    config: ScenarioConfig,
+    rng: np.random.Generator,
+) -> Scenario:
+    """Draw one episode's workload from `trace` with `rng` (deterministic for its state)."""
+    window = min(config.window, len(trace))
+    start = int(rng.integers(0, len(trace) - window + 1))
+    items = trace[start : start + window]
+    scale = _log_uniform(rng, config.prompt_scale)
+    load = _log_uniform(rng, config.pressure) / scale
+    share = float(rng.uniform(*config.prefix_probability))
+    popularity = 1.0 / np.arange(1, config.documents + 1)
+    popularity /= popularity.sum()
+    t0 = items[0].arrival_s
+    scaled: list[TraceRequest] = []
+    for item in items:
+        prompt = max(1, min(int(item.prompt_tokens * scale), _MAX_PROMPT_TOKENS))
+        doc = int(rng.choice(config.documents, p=popularity)) if rng.random() < share else None
+        hashes = _blocks(item, prompt, scale, rng, doc)
+        scaled.append(
+            TraceRequest((item.arrival_s - t0) / load, prompt, max(1, item.output_tokens), hashes)
+        )
+    requests = draw_requests(scaled, topology, int(rng.integers(0, 2**31 - 1)))
+    events: list[ScheduledEvent] = []
+    if rng.random() < config.cordon_probability:
+        count = int(rng.integers(1, 4))
+        names = rng.choice([n.name for n in topology.nodes], size=count, replace=False)
+        events = [ScheduledEvent(0.0, str(name), "cordon") for name in names]
+    return Scenario(
+        requests=requests,
+        arrival_s=[r.arrival_s for r in scaled],
+        events=events,
+        load=load,
+        prompt_scale=scale,
+        prefix_probability=share,
+    )
