@@ -25,6 +25,11 @@ class FleetSettings(models.Model):
     """Fleet-wide values of the topology file (a single row)."""
 
     intra_site_rtt_ms = models.FloatField(default=0.5)
+    revision = models.PositiveBigIntegerField(
+        default=0,
+        editable=False,
+        help_text="Bumped on every inventory write, so readers can cache the inventory.",
+    )
 
     class Meta:
         verbose_name_plural = "fleet settings"

@@ -71,6 +71,7 @@ class Snapshot:
     loads: dict[str, NodeLoad]
     rollout: Rollout
     shared_open_breakers: frozenset[str] = frozenset()
+    inventory_revision: int = -1
     built_at: float = field(default_factory=time.time)
 
     def age_s(self, now: float | None = None) -> float:

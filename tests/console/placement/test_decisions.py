@@ -236,3 +236,18 @@ def test_the_overview_gives_rate_and_attainment_per_slo(
     ]
     bad = client_for("viewer").get("/api/v1/overview?window=abc")
     assert bad.status_code == 400 and "window" in bad.json()["errors"]
+
+
+def test_the_background_refresh_rebuilds_the_topology_only_after_an_inventory_write(
+    example_engine: Any,
+) -> None:
+    first = example_engine.engine.snapshot.topology
+    example_engine.refresh(reuse_topology=True)
+    assert example_engine.engine.snapshot.topology is first
+    node = Node.objects.get(name="muc-l4-1")
+    node.usd_per_hour = 0.95
+    node.save()
+    example_engine.refresh(reuse_topology=True)
+    topology = example_engine.engine.snapshot.topology
+    assert topology is not first
+    assert topology.node_by_name["muc-l4-1"].usd_per_hour == 0.95
