@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.conf import settings
-from django.db import close_old_connections
+
+from console.dbutil import release_connections
 
 logger = logging.getLogger(__name__)
 MISS_LOOKUPS_PER_SECOND = 20
@@ -99,7 +100,7 @@ class KeyRing:
             try:
                 self.reload()
             finally:
-                close_old_connections()
+                release_connections()
                 self._refreshing = False
 
         threading.Thread(target=run, name="locus-keyring", daemon=True).start()

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import close_old_connections, transaction
+from django.db import transaction
 
+from console.dbutil import release_connections
 from console.placement.metrics import RECORDS_DROPPED
 
 logger = logging.getLogger(__name__)
@@ -111,7 +112,11 @@ class Recorder:
         while not self._stop:
             self._wake.wait(backoff)
             self._wake.clear()
-            ok = self.flush()
+            try:
+                ok = self.flush()
+            except Exception:  # the writer thread must outlive any single failure
+                logger.exception("decision recorder flush failed")
+                ok = False
             backoff = self.flush_interval_s if ok else min(backoff * 2, 5.0)
         self.flush()
 
@@ -136,7 +141,7 @@ class Recorder:
             logger.warning(
                 "decision records not written yet (%s buffered): %s", len(self._records), exc
             )
-            close_old_connections()
+            release_connections()
             return False
         self.stats.written += len(records)
         self.stats.outcomes += len(outcomes)

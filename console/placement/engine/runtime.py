@@ -18,8 +18,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import close_old_connections
 
+from console.dbutil import release_connections
 from console.live.events import send_event
 from console.placement.engine.breakers import OPEN, BreakerBoard, BreakerConfig
 from console.placement.engine.core import Decision, DecisionInput, Engine
@@ -101,7 +101,7 @@ class Runtime:
         while True:
             time.sleep(settings.LOCUS_SNAPSHOT_REFRESH_SECONDS)
             self.refresh(reuse_topology=True)
-            close_old_connections()
+            release_connections()
 
     def refresh(self, *, reuse_topology: bool = False) -> bool:
         """Build and install a new snapshot; on failure keep serving the old one. The
