@@ -114,8 +114,14 @@ def test_a_failed_probe_opens_the_breaker_again() -> None:
 def test_failed_outcomes_over_http_trip_the_node_and_traffic_moves(
     mixed_fleet: Any, client_for: Any
 ) -> None:
+    import dataclasses
+
     from console.placement.models import BreakerEvent
 
+    # The fixture's 0.2 s open period suits the half-open tests; here the breaker must stay
+    # open while twenty decisions are made, however slow the machine.
+    board = mixed_fleet.breakers
+    board.config = dataclasses.replace(board.config, open_s=600.0)
     service = client_for("service")
     request = {
         "model": "llama-3.1-8b",
