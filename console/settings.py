@@ -96,6 +96,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Fail fast on a dead or partitioned server instead of blocking a thread for the kernel's
+    # two-hour TCP timeout: the decision recorder and the snapshot refresh must notice an
+    # outage and retry. Query parameters in DATABASE_URL override these.
+    for option, value in {
+        "connect_timeout": 5,
+        "keepalives": 1,
+        "keepalives_idle": 10,
+        "keepalives_interval": 5,
+        "keepalives_count": 3,
+    }.items():
+        DATABASES["default"].setdefault("OPTIONS", {}).setdefault(option, value)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL: str = env.str("REDIS_URL", default="")

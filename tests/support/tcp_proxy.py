@@ -44,6 +44,11 @@ class TcpProxy:
                 continue
             upstream.settimeout(None)
             with self._lock:
+                if self._listener is not listener:
+                    # Cut while this connection was being accepted: it must not survive.
+                    for s in (client, upstream):
+                        s.close()
+                    return
                 self._open |= {client, upstream}
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
@@ -60,10 +65,15 @@ class TcpProxy:
                     s.shutdown(socket.SHUT_RDWR)
 
     def cut(self) -> None:
-        if self._listener is not None:
-            self._listener.close()
-            self._listener = None
         with self._lock:
+            if self._listener is not None:
+                # shutdown() wakes the accept() blocked in the other thread; close() alone
+                # would leave the socket listening until that accept() returned, and the
+                # next client would be let through after the cut.
+                with contextlib.suppress(OSError):
+                    self._listener.shutdown(socket.SHUT_RDWR)
+                self._listener.close()
+                self._listener = None
             for s in self._open:
                 with contextlib.suppress(OSError):
                     s.setsockopt(
