@@ -5,7 +5,8 @@ Every view and middleware here is synchronous. Served by Django's ASGI handler, 
 middleware hook and the view would each hop between the event loop and a worker thread
 (about fifteen hops a request), and the hand-offs cost more than the work: measured on two
 cores, /healthz served 143 requests/s that way against 1,645 through the WSGI handler. One hop
-per request through a2wsgi keeps ASGI (and so websockets) with the WSGI handler's speed.
+per request through a2wsgi keeps ASGI (and so websockets) with the WSGI handler's speed, and
+the decision hot path skips even that hop (console/placement/fastpath.py).
 """
 
 import os
@@ -21,12 +22,15 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
+from console.placement.fastpath import DecisionFastPath  # noqa: E402
 from console.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         # django-stubs types the handler as returning HttpResponseBase, which is iterable bytes.
-        "http": WSGIMiddleware(django_wsgi_app, workers=settings.LOCUS_HTTP_THREADS),  # type: ignore[arg-type]
+        "http": DecisionFastPath(
+            WSGIMiddleware(django_wsgi_app, workers=settings.LOCUS_HTTP_THREADS)  # type: ignore[arg-type]
+        ),
         "websocket": AllowedHostsOriginValidator(
             AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
         ),

@@ -63,6 +63,16 @@ class KeyRing:
             self._used[entry.id] = datetime.now(UTC)
         return entry
 
+    def cached(self, digest: str) -> KeyEntry | None:
+        """A key already in memory, or None; never touches the database (for callers on an
+        event loop, which must not block)."""
+        entry = self._keys.get(digest)
+        if entry is not None:
+            if time.monotonic() - self._loaded_at > self.ttl:
+                self._reload_in_background()
+            self._used[entry.id] = datetime.now(UTC)
+        return entry
+
     def _lookup_one(self, digest: str, now: float) -> KeyEntry | None:
         from console.access.models import ApiKey
 

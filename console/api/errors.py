@@ -47,6 +47,13 @@ def error_body(message: str, errors: dict[str, Any] | None = None) -> dict[str, 
     return body
 
 
+def validation_error_body(detail: Any) -> dict[str, Any]:
+    """The error body of a DRF ValidationError's `detail`."""
+    if not isinstance(detail, dict):
+        detail = {"non_field_errors": detail}
+    return error_body("The request is invalid.", _flatten(detail))
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.message, exc.errors), status=exc.status_code)
@@ -64,8 +71,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if response is None:
         return None
     if isinstance(exc, exceptions.ValidationError):
-        detail = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
-        response.data = error_body("The request is invalid.", _flatten(detail))
+        response.data = validation_error_body(exc.detail)
     else:
         summary = getattr(exc, "detail", None)
         response.data = error_body(str(summary) if summary is not None else str(exc))

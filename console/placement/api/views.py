@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, viewsets
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.permissions import SERVICE_CALLERS, VIEWERS
+from console.placement.api import handlers
 from console.placement.api import serializers as s
 from console.placement.api.bodies import (
     OutcomeBody,
@@ -20,56 +20,9 @@ from console.placement.api.bodies import (
     PlacementRequestBody,
     parse,
 )
-from console.placement.engine.core import Decision, DecisionInput, UnknownName
 from console.placement.engine.runtime import DecisionNotFound, runtime
-from console.placement.metrics import NO_CANDIDATE
 from console.placement.models import BreakerEvent, DecisionRecord
 from console.placement.selectors import decision_overview
-
-NO_NODE_MESSAGE = "No node may serve this request."
-
-
-def _input(body: PlacementRequestBody) -> DecisionInput:
-    return DecisionInput(
-        model=body.model,
-        prompt_tokens=body.prompt_tokens,
-        max_output_tokens=body.max_output_tokens,
-        source=body.source,
-        site=body.site,
-        slo=body.slo,
-        prefix_hashes=tuple(body.prefix_hashes),
-        session_id=body.session_id or None,
-        explain=body.explain,
-    )
-
-
-def _decide(body: PlacementRequestBody) -> Decision:
-    try:
-        return runtime().decide(_input(body))
-    except UnknownName as exc:
-        raise ValidationError({exc.field: [str(exc)]}) from exc
-
-
-def _answer(d: Decision, explain: bool) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "decision_id": d.decision_id,
-        "node": d.node,
-        "site": d.site,
-        "fallbacks": d.fallbacks,
-        "policy": {"name": d.policy.name, "version": d.policy.version},
-        "arm": d.arm,
-    }
-    if d.degraded:
-        body["degraded"] = d.degraded
-    if explain:
-        body["candidates"] = d.candidates
-        body["rejected"] = [{"node": n, "reason": r} for n, r in sorted(d.rejected.items())]
-    return body
-
-
-def _unplaceable(d: Decision) -> dict[str, Any]:
-    NO_CANDIDATE.inc()
-    return {"message": NO_NODE_MESSAGE, "reasons": dict(sorted(d.rejected.items()))}
 
 
 class PlacementView(APIView):
@@ -81,11 +34,8 @@ class PlacementView(APIView):
     )
     def post(self, request: Request) -> Response:
         """Decide where one request should run: the node, its site and ordered fallbacks."""
-        body = parse(PlacementRequestBody, request.data)
-        decision = _decide(body)
-        if decision.node is None:
-            return Response(_unplaceable(decision), status=status.HTTP_503_SERVICE_UNAVAILABLE)
-        return Response(_answer(decision, body.explain))
+        code, payload = handlers.decide_one(request.data)
+        return Response(payload, status=code)
 
 
 class PlacementBatchView(APIView):
@@ -94,19 +44,8 @@ class PlacementBatchView(APIView):
     @extend_schema(request=PlacementBatchBody, responses={200: s.PlacementBatchAnswerSerializer})
     def post(self, request: Request) -> Response:
         """Decide many requests in order; one malformed request rejects the whole batch."""
-        body = parse(PlacementBatchBody, request.data)
-        answers = []
-        for index, item in enumerate(body.requests):
-            try:
-                decision = _decide(item)
-            except ValidationError as exc:
-                raise ValidationError({"requests": {str(index): exc.detail}}) from exc
-            answers.append(
-                _answer(decision, item.explain)
-                if decision.node is not None
-                else {"error": _unplaceable(decision)}
-            )
-        return Response({"decisions": answers})
+        code, payload = handlers.decide_batch(request.data)
+        return Response(payload, status=code)
 
 
 class OutcomeView(APIView):

@@ -1,0 +1,82 @@
+"""The decision endpoints' work, shared by the DRF views and the ASGI fast path: parse the
+body, ask the engine, build the answer. Returns (HTTP status, JSON payload); invalid input
+raises DRF's ValidationError, which both callers render in the API's one error shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.exceptions import ValidationError
+
+from console.placement.api.bodies import PlacementBatchBody, PlacementRequestBody, parse
+from console.placement.engine.core import Decision, DecisionInput, UnknownName
+from console.placement.engine.runtime import runtime
+from console.placement.metrics import NO_CANDIDATE
+
+NO_NODE_MESSAGE = "No node may serve this request."
+
+
+def decide_one(data: Any) -> tuple[int, dict[str, Any]]:
+    body = parse(PlacementRequestBody, data)
+    decision = _decide(body)
+    if decision.node is None:
+        return 503, _unplaceable(decision)
+    return 200, _answer(decision, body.explain)
+
+
+def decide_batch(data: Any) -> tuple[int, dict[str, Any]]:
+    """Decide many requests in order; one malformed request rejects the whole batch."""
+    body = parse(PlacementBatchBody, data)
+    answers = []
+    for index, item in enumerate(body.requests):
+        try:
+            decision = _decide(item)
+        except ValidationError as exc:
+            raise ValidationError({"requests": {str(index): exc.detail}}) from exc
+        answers.append(
+            _answer(decision, item.explain)
+            if decision.node is not None
+            else {"error": _unplaceable(decision)}
+        )
+    return 200, {"decisions": answers}
+
+
+def _decide(body: PlacementRequestBody) -> Decision:
+    try:
+        return runtime().decide(
+            DecisionInput(
+                model=body.model,
+                prompt_tokens=body.prompt_tokens,
+                max_output_tokens=body.max_output_tokens,
+                source=body.source,
+                site=body.site,
+                slo=body.slo,
+                prefix_hashes=tuple(body.prefix_hashes),
+                session_id=body.session_id or None,
+                explain=body.explain,
+            )
+        )
+    except UnknownName as exc:
+        raise ValidationError({exc.field: [str(exc)]}) from exc
+
+
+def _answer(d: Decision, explain: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "decision_id": d.decision_id,
+        "node": d.node,
+        "site": d.site,
+        "fallbacks": d.fallbacks,
+        "policy": {"name": d.policy.name, "version": d.policy.version},
+        "arm": d.arm,
+    }
+    if d.degraded:
+        body["degraded"] = d.degraded
+    if explain:
+        body["candidates"] = d.candidates
+        body["rejected"] = [{"node": n, "reason": r} for n, r in sorted(d.rejected.items())]
+    return body
+
+
+def _unplaceable(d: Decision) -> dict[str, Any]:
+    NO_CANDIDATE.inc()
+    return {"message": NO_NODE_MESSAGE, "reasons": dict(sorted(d.rejected.items()))}

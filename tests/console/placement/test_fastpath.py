@@ -1,0 +1,145 @@
+"""The ASGI fast path answers hot decisions exactly as the DRF views do, and hands everything
+it should not serve to Django."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+
+from console.access.keyring import digest_of, keyring
+from console.access.services import api_key_create
+from console.placement.fastpath import DecisionFastPath
+
+pytestmark = pytest.mark.django_db
+REQUEST = {
+    "model": "llama-3.1-8b",
+    "source": "munich-app",
+    "prompt_tokens": 900,
+    "max_output_tokens": 100,
+}
+
+
+class Fallback:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self.calls += 1
+        await send({"type": "http.response.start", "status": 299, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+
+def _call(
+    app: DecisionFastPath,
+    path: str,
+    body: Any,
+    key: str | None,
+    method: str = "POST",
+    host: str = "localhost:8000",
+    seen_headers: dict[bytes, bytes] | None = None,
+) -> tuple[int, Any]:
+    headers = [(b"content-type", b"application/json"), (b"host", host.encode())]
+    if key is not None:
+        headers.append((b"authorization", f"Bearer {key}".encode()))
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    chunks = [
+        {"type": "http.request", "body": raw[:10], "more_body": True},
+        {"type": "http.request", "body": raw[10:], "more_body": False},
+    ]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return chunks.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": method, "path": path, "headers": headers}
+    async_to_sync(app)(scope, receive, send)
+    status = sent[0]["status"]
+    if seen_headers is not None:
+        seen_headers.update(sent[0]["headers"])
+    payload = sent[1]["body"]
+    return status, json.loads(payload) if payload else None
+
+
+def _warm_key(role: str = "service") -> str:
+    secret = api_key_create(name=f"fast-{role}", role=role).secret
+    assert keyring.lookup(digest_of(secret)) is not None  # what a first (Django) call does
+    return secret
+
+
+def test_it_answers_a_hot_decision_like_the_view(example_engine: Any) -> None:
+    fallback = Fallback()
+    app = DecisionFastPath(fallback)
+    headers: dict[bytes, bytes] = {}
+    status, body = _call(
+        app,
+        "/api/v1/placements",
+        {**REQUEST, "explain": True},
+        _warm_key(),
+        seen_headers=headers,
+    )
+    assert status == 200 and fallback.calls == 0
+    assert headers[b"content-type"] == b"application/json"
+    assert headers[b"x-content-type-options"] == b"nosniff"  # as SecurityMiddleware adds
+    assert body["node"] in {"muc-l4-1", "fra-h100-1"}
+    assert body["policy"] == {"name": "weighted-score", "version": "builtin"}
+    assert body["candidates"][0]["node"] == body["node"]
+    example_engine.recorder.flush()
+    from console.placement.models import DecisionRecord
+
+    assert DecisionRecord.objects.filter(pk=body["decision_id"]).exists()
+
+
+def test_errors_have_the_api_shape(example_engine: Any) -> None:
+    app = DecisionFastPath(Fallback())
+    key = _warm_key()
+    status, body = _call(app, "/api/v1/placements", {**REQUEST, "model": "gpt-9"}, key)
+    assert (status, body["errors"]) == (400, {"model": ["Unknown model 'gpt-9'."]})
+    status, body = _call(app, "/api/v1/placements", {**REQUEST, "site": "muc-edge"}, key)
+    assert status == 400 and body["errors"]["source"]
+    status, body = _call(app, "/api/v1/placements", b"{not json", key)
+    assert status == 400 and body["message"].startswith("JSON parse error")
+    status, body = _call(app, "/api/v1/placements", {**REQUEST, "prompt_tokens": 10**7}, key)
+    assert status == 503 and body["reasons"]["fra-h100-1"] == "no_kv_room"
+
+
+def test_a_batch_is_answered_in_order(example_engine: Any) -> None:
+    app = DecisionFastPath(Fallback())
+    key = _warm_key()
+    status, body = _call(
+        app,
+        "/api/v1/placements:batch",
+        {"requests": [REQUEST, {**REQUEST, "model": "nope"}]},
+        key,
+    )
+    assert status == 400
+    assert body["errors"]["requests"]["1"]["model"] == ["Unknown model 'nope'."]
+    status, body = _call(app, "/api/v1/placements:batch", {"requests": [REQUEST, REQUEST]}, key)
+    assert status == 200 and len(body["decisions"]) == 2
+    assert all(d["node"] in {"muc-l4-1", "fra-h100-1"} for d in body["decisions"])
+
+
+@pytest.mark.parametrize(
+    "case", ["no key", "cold key", "viewer key", "other route", "GET", "foreign host"]
+)
+def test_anything_else_goes_to_django(case: str, example_engine: Any) -> None:
+    fallback = Fallback()
+    app = DecisionFastPath(fallback)
+    key = {"no key": None, "cold key": "lk_never_seen", "viewer key": _warm_key("viewer")}.get(
+        case, _warm_key()
+    )
+    path = "/api/v1/nodes" if case == "other route" else "/api/v1/placements"
+    status, _ = _call(
+        app,
+        path,
+        REQUEST,
+        key,
+        method="GET" if case == "GET" else "POST",
+        host="evil.example" if case == "foreign host" else "127.0.0.1:8000",
+    )
+    assert status == 299 and fallback.calls == 1
