@@ -10,6 +10,7 @@ approximate prefix-cache scorer does, since engines do not export their cache co
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import uuid
@@ -23,7 +24,7 @@ import numpy as np
 from console.placement.engine.breakers import BreakerBoard
 from console.placement.engine.scorer_guard import ScorerGuard
 from console.placement.engine.snapshot import PolicyRef, Snapshot
-from optimizer.constraints import filter_candidates
+from optimizer.constraints import REASON_NO_KV_ROOM, filter_candidates, sequence_kv_bytes
 from optimizer.decision import BLOCK_TOKENS, NodeView, PlacementRequest, node_view
 from optimizer.estimates import estimate
 from optimizer.policies import Policy, ordered
@@ -99,6 +100,7 @@ class Engine:
         self._prefix: dict[str, PrefixCache] = {}
         self._sent_since_load: dict[str, int] = {}
         self._base_views: dict[str, list[NodeView]] = {}
+        self._static: dict[tuple[str, str, str | None], tuple[list[NodeView], dict[str, str]]] = {}
 
     # -- snapshot --------------------------------------------------------------------------
     @property
@@ -119,50 +121,84 @@ class Engine:
             for name in snapshot.shared_open_breakers:
                 self.breakers.force_open(name, "opened by another server process")
             self._base_views = {}
+            self._static = {}
             self._snapshot = snapshot
 
     # -- the decision ----------------------------------------------------------------------
-    def views(self, snap: Snapshot, request: PlacementRequest, now: float) -> list[NodeView]:
-        """Every node as a policy sees it for this request: the snapshot's telemetry, plus
-        what this engine sent since that telemetry was measured, plus its prefix index.
+    def candidates(
+        self, snap: Snapshot, request: PlacementRequest, among: set[str] | None = None
+    ) -> tuple[list[NodeView], dict[str, str]]:
+        """`filter_candidates` over every node as a policy sees it for this request (the
+        snapshot's telemetry, plus what this engine sent since it was measured, plus its
+        prefix index), without building live views for nodes the static constraints rule out.
 
-        Views built from the snapshot alone are made once per snapshot and model and shared
-        (policies never modify views); only nodes with local additions get a fresh view."""
-        base = self._base_views.get(request.model)
+        Every constraint but the KV room depends only on the snapshot and the request's model,
+        site and residency, and no constraint reads what `_live_view` adds (queue, prefix
+        blocks), so the static split is computed once per snapshot and key and only the
+        survivors get live views: same candidates, same reasons, a fraction of the work."""
+        key = (request.model, request.source_site, request.residency)
+        split = self._static.get(key)
+        if split is None:
+            probe = dataclasses.replace(request, prompt_tokens=0, max_output_tokens=0)
+            split = self._static[key] = filter_candidates(
+                probe, self._base(snap, request.model), snap.topology
+            )
+        static_candidates, static_rejected = split
+        rejected = (
+            dict(static_rejected)
+            if among is None
+            else {n: r for n, r in static_rejected.items() if n in among}
+        )
+        index = _model_index(snap.topology, request.model)
+        candidates = []
+        for base in static_candidates:
+            if among is not None and base.name not in among:
+                continue
+            if sequence_kv_bytes(request, base) > base.kv_capacity_bytes:
+                rejected[base.name] = REASON_NO_KV_ROOM
+            else:
+                candidates.append(self._live_view(base, request, index))
+        return candidates, rejected
+
+    def _base(self, snap: Snapshot, model: str) -> list[NodeView]:
+        """Views built from the snapshot alone, made once per snapshot and model and shared
+        (policies never modify views)."""
+        base = self._base_views.get(model)
         if base is None:
-            base = self._base_views[request.model] = _base_views(snap, request.model)
-        model_index = _model_index(snap.topology, request.model)
-        sent = self._sent_since_load
-        views = []
-        for b in base:
-            extra = sent.get(b.name, 0)
-            cache = self._prefix.get(b.name) if request.prefix_hashes else None
-            blocks = cache.match(model_index, request.prefix_hashes) if cache else 0
-            if extra or blocks:
-                b = NodeView(
-                    b.name,
-                    b.site,
-                    b.tier,
-                    b.jurisdiction,
-                    b.accelerator,
-                    b.gpus,
-                    b.models,
-                    b.state,
-                    b.usd_per_hour,
-                    b.kv_capacity_bytes,
-                    b.kv_used_bytes,
-                    b.queue_depth + extra,
-                    b.running,
-                    b.max_batch,
-                    b.prefill_tokens_per_s,
-                    b.decode_step_ms,
-                    b.decode_step_ms_per_seq,
-                    b.kv_bytes_per_token,
-                    0,
-                    blocks,
-                )
-            views.append(b)
-        return views
+            base = self._base_views[model] = _base_views(snap, model)
+        return base
+
+    def _live_view(self, b: NodeView, request: PlacementRequest, model_index: int) -> NodeView:
+        """`b` plus this engine's local knowledge; a fresh view only when there is some."""
+        extra = self._sent_since_load.get(b.name, 0)
+        cache = self._prefix.get(b.name) if request.prefix_hashes else None
+        blocks = cache.match(model_index, request.prefix_hashes) if cache else 0
+        if not (extra or blocks):
+            return b
+        # Positional on purpose: dataclasses.replace costs ten times as much, and this runs
+        # for most candidates of every decision.
+        return NodeView(
+            b.name,
+            b.site,
+            b.tier,
+            b.jurisdiction,
+            b.accelerator,
+            b.gpus,
+            b.models,
+            b.state,
+            b.usd_per_hour,
+            b.kv_capacity_bytes,
+            b.kv_used_bytes,
+            b.queue_depth + extra,
+            b.running,
+            b.max_batch,
+            b.prefill_tokens_per_s,
+            b.decode_step_ms,
+            b.decode_step_ms_per_seq,
+            b.kv_bytes_per_token,
+            b.queued_prompt_tokens,
+            blocks,
+        )
 
     def decide(self, body: DecisionInput) -> Decision:
         start = time.perf_counter()
@@ -173,8 +209,7 @@ class Engine:
         decision_id = uuid.uuid4().hex
         with self._lock:
             now = time.time()
-            views = self.views(snap, request, now)
-            candidates, rejected = filter_candidates(request, views, snap.topology)
+            candidates, rejected = self.candidates(snap, request)
             candidates = self._live_filter(snap, candidates, rejected, now)
             ref, arm = self._arm(snap, body.session_id or decision_id)
             if not candidates:
@@ -222,8 +257,7 @@ class Engine:
         request = _request_of(snap, body)
         with self._lock:
             now = time.time()
-            views = [v for v in self.views(snap, request, now) if v.name in among]
-            candidates, rejected = filter_candidates(request, views, snap.topology)
+            candidates, rejected = self.candidates(snap, request, among)
             candidates = self._live_filter(snap, candidates, rejected, now)
             if not candidates:
                 return [], rejected
