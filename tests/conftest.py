@@ -28,6 +28,12 @@ def _test_settings(settings):  # type: ignore[no-untyped-def]
     # The decision engine's threads would race the test database; tests refresh and flush
     # the engine by hand, and each test starts with a fresh one.
     settings.LOCUS_ENGINE_BACKGROUND = False
+    # Likewise the key ring's background reload: from its own thread it cannot see a test's
+    # uncommitted keys, and would swap in a ring without them mid-test.
+    settings.LOCUS_API_KEY_CACHE_SECONDS = 3600.0
+    from console.access.keyring import keyring
+
+    keyring.reset()
     if not settings.REDIS_URL:
         # The embedded default is a SQLite file shared across processes; tests keep the
         # latest telemetry in memory so no state outlives a test run.

@@ -97,7 +97,9 @@ def test_http_and_simulator_give_the_same_scores(
         "max_output_tokens": 300,
         "explain": True,
     }
-    answer = client_for("service").post("/api/v1/placements", body, format="json").json()
+    response = client_for("service").post("/api/v1/placements", body, format="json")
+    answer = response.json()
+    assert "policy" in answer, (response.status_code, answer)
     assert answer["policy"]["name"] == policy_name
     http_scores = {c["node"]: c["score"] for c in answer["candidates"]}
 
