@@ -69,13 +69,14 @@ class Recorder:
         self.tick_hooks: list[Callable[[], None]] = []
 
     # -- called on the request path: O(1), no I/O ------------------------------------------
-    def record(self, row: dict[str, Any], event: dict[str, Any]) -> None:
+    def record(self, row: dict[str, Any], event: Callable[[], dict[str, Any]]) -> None:
+        """Queue a record; `event` builds its stream event, called only when sampled."""
         self._records.append(row)
         self._by_node[row["node"]] += 1
         self._by_policy[f"{row['policy_name']}@{row['policy_version']}"] += 1
         if self._sampled < self.sampled_per_interval:
             self._sampled += 1
-            self._pending_events.append(("decision", event))
+            self._pending_events.append(("decision", event()))
         self._bound(self._records)
         if len(self._records) >= self.batch_size:
             self._wake.set()

@@ -77,6 +77,7 @@ class Runtime:
         self._shadow_totals: dict[int, list[float]] = {}
         self._policies: dict[tuple[str, int], Policy] = {}
         self._recent: OrderedDict[str, RecentDecision] = OrderedDict()
+        self._counters: dict[tuple[str, str], Any] = {}
         self._started = False
         self._start_lock = threading.Lock()
         self.last_refresh_error = ""
@@ -132,9 +133,9 @@ class Runtime:
         decision = self.engine.decide(body)
         DECISION_LATENCY.observe(decision.latency_us / 1e6)
         if decision.node is not None:
-            DECISIONS.labels(policy=decision.policy.key, node=decision.node).inc()
+            self._decision_counter(decision.policy.key, decision.node).inc()
             self._remember(decision)
-            self.recorder.record(_record_row(decision), _event(decision))
+            self.recorder.record(_record_row(decision), lambda: _event(decision))
             if decision.shadow and decision.shadow.get("version_id") is not None:
                 totals = self._shadow_totals.setdefault(
                     decision.shadow["version_id"], [0, 0, 0.0, 0.0]
@@ -144,6 +145,14 @@ class Runtime:
                 totals[2] += decision.shadow["ttft_delta_ms"]
                 totals[3] += decision.shadow["cost_delta_usd"]
         return decision
+
+    def _decision_counter(self, policy: str, node: str) -> Any:
+        """The labelled counter child, kept (labels() takes a lock and builds a key each
+        call, a measurable share of a decision)."""
+        child = self._counters.get((policy, node))
+        if child is None:
+            child = self._counters[(policy, node)] = DECISIONS.labels(policy=policy, node=node)
+        return child
 
     def _flush_shadow(self) -> None:
         totals, self._shadow_totals = self._shadow_totals, {}
