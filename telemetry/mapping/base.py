@@ -7,6 +7,7 @@ against the previous scrape of the same node, which is state only the ingest pat
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from telemetry.parsing import LabelSet
@@ -81,3 +82,34 @@ class Observation:
     def add_bucket(self, name: str, series: str, model: str, le: str, value: float) -> None:
         hist = self.histograms.setdefault(name, {}).setdefault(series, HistogramSeries(model))
         hist.buckets[float(le)] = value
+
+
+@dataclass(frozen=True)
+class EngineMetrics:
+    """The table-driven mapping of an inference engine's metrics (vLLM, SGLang): gauges with
+    how several series combine, cumulative counters, and TTFT/E2E histograms labelled by
+    `model_name`. `fallback_gauges` are deprecated names used only when the current name is
+    absent from the scrape (resolved by the caller through the `_fallback:` prefix)."""
+
+    gauges: Mapping[str, tuple[str, str]]
+    counters: Mapping[str, str]
+    histograms: Mapping[str, str]
+    fallback_gauges: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+    def map_sample(self, obs: Observation, name: str, labels: LabelSet, value: float) -> bool:
+        """Add one series to `obs`; False when the engine has nothing canonical for it."""
+        if name in self.gauges:
+            canonical, how = self.gauges[name]
+            obs.add_gauge(canonical, value, how)
+        elif name in self.fallback_gauges:
+            canonical, how = self.fallback_gauges[name]
+            obs.add_gauge("_fallback:" + canonical, value, how)
+        elif name in self.counters:
+            obs.add_counter(self.counters[name], series_id(labels), value)
+        elif name in self.histograms:
+            model = label(labels, "model_name")
+            sid = series_id(labels, drop=("le",))
+            obs.add_bucket(self.histograms[name], sid, model, label(labels, "le"), value)
+        else:
+            return False
+        return True
