@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from "react";
+import { useState } from "react";
 import { Link, useSearchParams } from "react-router";
 
 import { listPolicies, listTrainingRuns, startTrainingRun } from "../api/ops";
@@ -7,6 +7,7 @@ import { useCan } from "../auth/session";
 import { Badge, ProgressBar } from "../components/Badge";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorBanner } from "../components/ErrorBanner";
+import { FormPanel, useSubmit } from "../components/FormPanel";
 import { useAsync } from "../hooks/useAsync";
 import { dateTime, shortDateTime } from "../lib/format";
 import { useLiveEvent } from "../live/context";
@@ -16,55 +17,40 @@ function StartForm({ onStarted }: { onStarted: (run: TrainingRun) => void }) {
   const [timesteps, setTimesteps] = useState("");
   const [seed, setSeed] = useState("0");
   const [trace, setTrace] = useState("");
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-
-  async function submit(e: FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      onStarted(
-        await startTrainingRun({
-          seed: Number(seed),
-          ...(timesteps ? { timesteps: Number(timesteps) } : {}),
-          ...(trace ? { trace } : {}),
-        }),
-      );
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const state = useSubmit(
+    () =>
+      startTrainingRun({
+        seed: Number(seed),
+        ...(timesteps ? { timesteps: Number(timesteps) } : {}),
+        ...(trace ? { trace } : {}),
+      }),
+    onStarted,
+  );
 
   return (
-    <form className="panel" onSubmit={submit} aria-label="Start a training run">
-      <h2>Start a training run</h2>
-      <div className="form-grid compact">
-        <label className="field">
-          <span>Timesteps</span>
-          <input type="number" min={256} placeholder="server default" value={timesteps} onChange={(e) => setTimesteps(e.target.value)} />
-        </label>
-        <label className="field">
-          <span>Seed</span>
-          <input type="number" min={0} value={seed} onChange={(e) => setSeed(e.target.value)} />
-        </label>
-        <label className="field wide">
-          <span>Trace (a file in the traces directory)</span>
-          <input placeholder="the configured evaluation trace" value={trace} onChange={(e) => setTrace(e.target.value)} />
-        </label>
-      </div>
-      <div className="button-row">
-        <button type="submit" className="button primary" disabled={busy}>
-          Start training
-        </button>
+    <FormPanel
+      title="Start a training run"
+      submitLabel="Start training"
+      state={state}
+      extra={
         <span className="small muted">
           PPO on the inventory’s fleet; the result is registered as a candidate version that another admin must evaluate and approve.
         </span>
-      </div>
-      <ErrorBanner error={error} />
-    </form>
+      }
+    >
+      <label className="field">
+        <span>Timesteps</span>
+        <input type="number" min={256} placeholder="server default" value={timesteps} onChange={(e) => setTimesteps(e.target.value)} />
+      </label>
+      <label className="field">
+        <span>Seed</span>
+        <input type="number" min={0} value={seed} onChange={(e) => setSeed(e.target.value)} />
+      </label>
+      <label className="field wide">
+        <span>Trace (a file in the traces directory)</span>
+        <input placeholder="the configured evaluation trace" value={trace} onChange={(e) => setTrace(e.target.value)} />
+      </label>
+    </FormPanel>
   );
 }
 

@@ -1,8 +1,8 @@
-import { useState, type FormEvent } from "react";
+import { useState } from "react";
 
 import { registerPolicy } from "../api/ops";
 import type { PolicyVersion } from "../api/types";
-import { ErrorBanner } from "../components/ErrorBanner";
+import { FormPanel, useSubmit } from "../components/FormPanel";
 import { HEURISTICS } from "./actions";
 
 /** Register a built-in heuristic or a trained scorer's directory as a candidate (admins). */
@@ -15,72 +15,57 @@ export function RegisterForm({ onRegistered, onCancel }: {
   const [kind, setKind] = useState<"heuristic" | "learned">("heuristic");
   const [heuristic, setHeuristic] = useState<string>(HEURISTICS[0]);
   const [artifactDir, setArtifactDir] = useState("");
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-
-  async function submit(e: FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      onRegistered(
-        await registerPolicy({
-          name,
-          version,
-          ...(kind === "heuristic" ? { heuristic } : { artifact_dir: artifactDir }),
-        }),
-      );
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const state = useSubmit(
+    () =>
+      registerPolicy({
+        name,
+        version,
+        ...(kind === "heuristic" ? { heuristic } : { artifact_dir: artifactDir }),
+      }),
+    onRegistered,
+  );
 
   return (
-    <form className="panel" onSubmit={submit} aria-label="Register a policy version">
-      <h2>Register a policy version</h2>
-      <div className="form-grid compact">
-        <label className="field">
-          <span>Name</span>
-          <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
-        </label>
-        <label className="field">
-          <span>Version</span>
-          <input value={version} onChange={(e) => setVersion(e.target.value)} required maxLength={100} />
-        </label>
-        <label className="field">
-          <span>Kind</span>
-          <select value={kind} onChange={(e) => setKind(e.target.value as "heuristic" | "learned")}>
-            <option value="heuristic">Built-in</option>
-            <option value="learned">Trained scorer (directory)</option>
-          </select>
-        </label>
-        {kind === "heuristic" ? (
-          <label className="field">
-            <span>Heuristic</span>
-            <select value={heuristic} onChange={(e) => setHeuristic(e.target.value)}>
-              {HEURISTICS.map((h) => (
-                <option key={h}>{h}</option>
-              ))}
-            </select>
-          </label>
-        ) : (
-          <label className="field">
-            <span>Artifact directory</span>
-            <input value={artifactDir} onChange={(e) => setArtifactDir(e.target.value)} placeholder="var/artifacts/…" />
-          </label>
-        )}
-      </div>
-      <div className="button-row">
-        <button type="submit" className="button primary" disabled={busy}>
-          Register
-        </button>
+    <FormPanel
+      title="Register a policy version"
+      submitLabel="Register"
+      state={state}
+      extra={
         <button type="button" className="button ghost" onClick={onCancel}>
           Cancel
         </button>
-      </div>
-      <ErrorBanner error={error} />
-    </form>
+      }
+    >
+      <label className="field">
+        <span>Name</span>
+        <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
+      </label>
+      <label className="field">
+        <span>Version</span>
+        <input value={version} onChange={(e) => setVersion(e.target.value)} required maxLength={100} />
+      </label>
+      <label className="field">
+        <span>Kind</span>
+        <select value={kind} onChange={(e) => setKind(e.target.value as "heuristic" | "learned")}>
+          <option value="heuristic">Built-in</option>
+          <option value="learned">Trained scorer (directory)</option>
+        </select>
+      </label>
+      {kind === "heuristic" ? (
+        <label className="field">
+          <span>Heuristic</span>
+          <select value={heuristic} onChange={(e) => setHeuristic(e.target.value)}>
+            {HEURISTICS.map((h) => (
+              <option key={h}>{h}</option>
+            ))}
+          </select>
+        </label>
+      ) : (
+        <label className="field">
+          <span>Artifact directory</span>
+          <input value={artifactDir} onChange={(e) => setArtifactDir(e.target.value)} placeholder="var/artifacts/…" />
+        </label>
+      )}
+    </FormPanel>
   );
 }
