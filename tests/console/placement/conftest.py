@@ -13,6 +13,14 @@ from console.placement.engine.runtime import Runtime, reset_runtime, runtime
 from console.placement.engine.snapshot import NodeLoad
 from tests.conftest import TOPOLOGIES
 
+# A short interactive request from the example fleet's Munich source.
+SMALL_REQUEST = {
+    "model": "llama-3.1-8b",
+    "source": "munich-app",
+    "prompt_tokens": 900,
+    "max_output_tokens": 100,
+}
+
 MIXED_FLEET = """
 version: 1
 sites:

@@ -12,14 +12,10 @@ from asgiref.sync import async_to_sync
 from console.access.keyring import digest_of, keyring
 from console.access.services import api_key_create
 from console.placement.fastpath import DecisionFastPath
+from tests.console.placement.conftest import SMALL_REQUEST
 
 pytestmark = pytest.mark.django_db
-REQUEST = {
-    "model": "llama-3.1-8b",
-    "source": "munich-app",
-    "prompt_tokens": 900,
-    "max_output_tokens": 100,
-}
+REQUEST = SMALL_REQUEST
 
 
 class Fallback:

@@ -13,14 +13,10 @@ import pytest
 from console.placement.engine.runtime import runtime
 from console.placement.engine.snapshot import PolicyRef, Rollout
 from optimizer.policies import Policy
+from tests.console.placement.conftest import SMALL_REQUEST
 
 pytestmark = pytest.mark.django_db
-REQUEST = {
-    "model": "llama-3.1-8b",
-    "source": "munich-app",
-    "prompt_tokens": 900,
-    "max_output_tokens": 100,
-}
+REQUEST = SMALL_REQUEST
 
 
 def _serve(ref: PolicyRef) -> None:

@@ -17,14 +17,10 @@ from console.placement.engine.runtime import runtime
 from console.placement.models import DecisionRecord
 from console.policies.canary import canary_check
 from console.policies.models import PolicyTransition, PolicyVersion
+from tests.console.placement.conftest import SMALL_REQUEST
 
 pytestmark = pytest.mark.django_db
-REQUEST = {
-    "model": "llama-3.1-8b",
-    "source": "munich-app",
-    "prompt_tokens": 900,
-    "max_output_tokens": 100,
-}
+REQUEST = SMALL_REQUEST
 
 
 def _admin(name: str) -> APIClient:
