@@ -323,8 +323,8 @@ CELERY_BEAT_SCHEDULE["policies-canary-watchdog"] = {
 }
 LOCUS_ARTIFACTS_DIR = Path(env.str("LOCUS_ARTIFACTS_DIR", default=str(VAR_DIR / "artifacts")))
 # Console training runs: the defaults reach the PPO issue's result in minutes on 2 cores.
-LOCUS_TRAINING_TIMESTEPS: int = env.int("LOCUS_TRAINING_TIMESTEPS", default=200_000)
-LOCUS_TRAINING_BC_STEPS: int = env.int("LOCUS_TRAINING_BC_STEPS", default=60_000)
+LOCUS_TRAINING_TIMESTEPS: int = env.int("LOCUS_TRAINING_TIMESTEPS", default=500_000)
+LOCUS_TRAINING_BC_STEPS: int = env.int("LOCUS_TRAINING_BC_STEPS", default=100_000)
 
 # -- the living demo (`make run`) ---------------------------------------------------------------
 # Not PORT: honcho gives every process of the Procfile its own PORT.

@@ -238,17 +238,21 @@ def build_parser() -> argparse.ArgumentParser:
     tr = commands.add_parser("train", help="train a PPO placement policy and export scorer.pt")
     tr.add_argument("--topology", required=True, help="topology YAML (CONTRACTS §1)")
     tr.add_argument("--trace", required=True, help="training trace (.csv or .jsonl)")
-    tr.add_argument("--timesteps", type=int, default=200_000, help="PPO steps (decisions)")
+    tr.add_argument("--timesteps", type=int, default=500_000, help="PPO steps (decisions)")
     tr.add_argument("--out", required=True, help="output directory (scorer.pt, policy.json)")
     tr.add_argument("--seed", type=int, default=0, help="seed of everything random")
-    tr.add_argument("--teacher", default="latency-first", help="heuristic the warm start imitates")
-    tr.add_argument("--bc-steps", type=int, default=60_000, help="warm-start decisions (0: none)")
+    tr.add_argument(
+        "--teacher",
+        default="slo-aware",
+        help="rule the warm start imitates: slo-aware (optimizer.rl.teacher) or a heuristic",
+    )
+    tr.add_argument("--bc-steps", type=int, default=100_000, help="warm-start decisions (0: none)")
     tr.add_argument(
         "--eval-trace",
         default=None,
         help="held-out trace for the final evaluation against every heuristic",
     )
-    tr.add_argument("--eval-loads", type=_floats, default=[1.0, 4.0], help="e.g. 1,4")
+    tr.add_argument("--eval-loads", type=_floats, default=[1.0, 3.5], help="e.g. 1,3.5")
     tr.add_argument("--eval-seeds", type=_ints, default=[0, 1, 2], help="e.g. 0,1,2")
     tr.set_defaults(func=cmd_train)
 

@@ -33,8 +33,8 @@ from gymnasium import spaces
 from optimizer.decision import NodeView, PlacementRequest
 from optimizer.estimates import slo_targets_s
 from optimizer.features import N_FEATURES, candidate_rows
-from optimizer.policies import get_policy
 from optimizer.rl.scenarios import Scenario, ScenarioConfig, sample_scenario
+from optimizer.rl.teacher import get_teacher
 from optimizer.sim import Simulator
 from optimizer.sim.requests import FAILED, REJECTED, SERVED
 from optimizer.topology import Topology
@@ -89,9 +89,10 @@ class PlacementEnv(gym.Env[np.ndarray, np.int64]):
         teacher: str = "weighted-score",
         fixed_scenario: Scenario | None = None,
     ) -> None:
-        """`teacher` is the heuristic whose choice `teacher_action` returns (for imitation);
-        it also re-places requests that a failed node gives back. `fixed_scenario` replays one
-        workload every episode instead of sampling (evaluation and tests)."""
+        """`teacher` names the rule (`optimizer.rl.teacher`) whose choice `teacher_action`
+        returns (for imitation); it also re-places requests that a failed node gives back.
+        `fixed_scenario` replays one workload every episode instead of sampling (evaluation
+        and tests)."""
         super().__init__()
         self.topology = topology
         self.trace = trace
@@ -118,7 +119,7 @@ class PlacementEnv(gym.Env[np.ndarray, np.int64]):
         self._end_s = 0.0
         self._candidates: list[NodeView] = []
         self._request: PlacementRequest | None = None
-        self._teacher = get_policy(teacher, topology)
+        self._teacher = get_teacher(teacher, topology)
 
     # -- Gymnasium API --------------------------------------------------------------------------
     def reset(
@@ -129,7 +130,7 @@ class PlacementEnv(gym.Env[np.ndarray, np.int64]):
             self.trace, self.topology, self.scenarios, self.np_random
         )
         self.scenario = scenario
-        self._teacher = get_policy(self.teacher_name, self.topology)
+        self._teacher = get_teacher(self.teacher_name, self.topology)
         self.sim = Simulator(
             self.topology, self._teacher, scenario.requests, scenario.arrival_s, scenario.events
         )

@@ -1,4 +1,4 @@
-"""Warm start: behaviour cloning of a heuristic, so PPO starts at the teacher, not below it.
+"""Warm start: behaviour cloning of a teacher rule, so PPO starts at the teacher, not below it.
 
 Rollouts of the environment under the teacher's choices give (rows, mask, action, return)
 tuples; the per-feature normalisation is fitted on their valid rows; the actor is trained by

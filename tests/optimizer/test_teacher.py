@@ -1,0 +1,55 @@
+"""The warm start's private SLO-aware teacher (optimizer.rl.teacher)."""
+
+from __future__ import annotations
+
+from optimizer.constraints import filter_candidates
+from optimizer.decision import NodeView, node_view
+from optimizer.policies import POLICY_NAMES
+from optimizer.rl.teacher import SLO_AWARE, TEACHER_NAMES, SloAwareTeacher, get_teacher
+from optimizer.topology import Topology
+from tests.optimizer.fleets import request, tiny_topology
+
+GIB = 1 << 30
+
+
+def _views(topo: Topology, **state: dict[str, int]) -> list[NodeView]:
+    return [node_view(topo, n.name, "m1", **state.get(n.name, {})) for n in topo.nodes]
+
+
+def _pick(topo: Topology, views: list[NodeView], **kw: object) -> str:
+    req = request(topo, **kw)  # type: ignore[arg-type]
+    candidates, _ = filter_candidates(req, views, topo)
+    return candidates[SloAwareTeacher().choose(req, candidates, topo)].name
+
+
+def test_it_is_not_one_of_the_heuristics_the_policy_is_compared_with() -> None:
+    assert SLO_AWARE not in POLICY_NAMES
+    assert set(TEACHER_NAMES) == {SLO_AWARE, *POLICY_NAMES}
+
+
+def test_it_builds_built_in_heuristics_by_name_too() -> None:
+    topo = tiny_topology()
+    assert get_teacher("kv-aware", topo).name == "kv-aware"
+    assert get_teacher(SLO_AWARE, topo).name == SLO_AWARE
+
+
+def test_it_skips_a_node_that_would_miss_the_ttft_target() -> None:
+    topo = tiny_topology(keep_nodes=("core-l", "dev-s"))
+    # dev-s is cheaper and emptier of KV, but its queue blows the 2 s TTFT target.
+    views = _views(
+        topo,
+        **{
+            "dev-s": {"queue_depth": 4, "queued_prompt_tokens": 4000},
+            "core-l": {"kv_used_bytes": 30 * GIB},
+        },
+    )
+    assert _pick(topo, views) == "core-l"
+
+
+def test_when_no_node_can_make_it_it_takes_the_most_free_kv() -> None:
+    topo = tiny_topology(keep_nodes=("core-l", "cloud-l"))
+    # 30k tokens take 3 s to prefill on either node: the 2 s target is out of reach.
+    views = _views(topo, **{"cloud-l": {"kv_used_bytes": 40 * GIB}})
+    assert _pick(topo, views, prompt=30_000) == "core-l"
+    views = _views(topo, **{"core-l": {"kv_used_bytes": 40 * GIB}})
+    assert _pick(topo, views, prompt=30_000) == "cloud-l"
