@@ -8,7 +8,9 @@ package `hey`, a real HTTP load generator):
 
 1. maximum throughput of GET /healthz (a plain Django view returning JSON: the baseline);
 2. maximum throughput of POST /api/v1/placements (service key, a realistic request);
-3. latency of the decision endpoint at half its measured maximum rate (open loop, `-q`);
+3. latency of the decision endpoint at half its measured maximum rate (open loop, `-q`),
+   and of the bare endpoint under the same open-loop load (at most half its own maximum) as
+   the reference for what the setup itself adds;
 4. POST /api/v1/placements:batch with 100 requests a call, in decisions per second.
 
 Goals (issue #6, 2 cores): decisions ≥ 60% of the bare endpoint's requests/s; p99 < 10 ms at
@@ -161,6 +163,13 @@ def main() -> None:
             key=key,
             qps_per_worker=half_rate / CONCURRENCY,
         )
+        # The same open-loop load on the bare endpoint: how much of the p99 is the setup's
+        # own (hey's synchronised per-connection tickers, the shared cores).
+        bare_half = _hey(
+            f"{base}/healthz",
+            args.seconds,
+            qps_per_worker=min(half_rate, bare["rps"] / 2) / CONCURRENCY,
+        )
         batched = _hey(
             f"{base}/api/v1/placements:batch", args.seconds, body=batch, key=key, concurrency=4
         )
@@ -178,6 +187,7 @@ def main() -> None:
         ("GET /healthz (bare Django JSON)", bare),
         ("POST /placements (max)", decide),
         (f"POST /placements at {half_rate:.0f}/s (half max)", half),
+        (f"GET /healthz at {bare_half['rps']:.0f}/s (reference)", bare_half),
         ("POST /placements:batch x100 (calls)", batched),
     ]
     for name, r in rows:
