@@ -4,6 +4,7 @@ it should not serve to Django."""
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -11,7 +12,8 @@ from asgiref.sync import async_to_sync
 
 from console.access.keyring import digest_of, keyring
 from console.access.services import api_key_create
-from console.placement.fastpath import DecisionFastPath
+from console.placement.api.handlers import decide_batch
+from console.placement.fastpath import ROUTES, DecisionFastPath
 from tests.console.placement.conftest import SMALL_REQUEST
 
 pytestmark = pytest.mark.django_db
@@ -139,3 +141,23 @@ def test_anything_else_goes_to_django(case: str, example_engine: Any) -> None:
         host="evil.example" if case == "foreign host" else "127.0.0.1:8000",
     )
     assert status == 299 and fallback.calls == 1
+
+
+def test_long_batches_leave_the_loop(example_engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches up to INLINE_BATCH_MAX are decided on the loop, longer ones in a thread."""
+    threads: list[str] = []
+
+    def recording(data: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return decide_batch(data)
+
+    monkeypatch.setitem(ROUTES, "/api/v1/placements:batch", recording)
+    monkeypatch.setattr("console.placement.fastpath.INLINE_BATCH_MAX", 2)
+    app = DecisionFastPath(Fallback())
+    key = _warm_key()
+    answers = [
+        _call(app, "/api/v1/placements:batch", {"requests": [REQUEST] * n}, key) for n in (2, 3)
+    ]
+    assert [(status, len(body["decisions"])) for status, body in answers] == [(200, 2), (200, 3)]
+    assert threads[0] != threads[1]
+    assert threads[1].startswith("asyncio")  # the loop's default executor
