@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import threading
 import time
 from collections import Counter, deque
@@ -264,33 +265,67 @@ def _insert_postgresql(records: list[dict[str, Any]]) -> None:
         )
 
 
+# Rows per multi-row INSERT on SQLite: 50 x 19 parameters stays under the 999 that old SQLite
+# builds allow.
+SQLITE_ROWS_PER_STATEMENT = 50
+
+
 def _insert_sqlite(records: list[dict[str, Any]]) -> None:
+    """Multi-row INSERTs, not executemany: Python's sqlite3 releases and retakes the GIL
+    around every statement step, and a step per record made the request thread wait for the
+    GIL often enough to double the decision endpoint's p99 (measured with
+    tests/bench/bench_decisions.py); a step per 50 records does not."""
     adapt = connection.ops.adapt_datetimefield_value
     created = RECORD_COLUMNS.index("created_at")
-    rows = []
-    for row in records:
-        values = _values(row)
-        values[created] = adapt(values[created])
-        rows.append(values)
-    placeholders = ", ".join("%s" for _ in RECORD_COLUMNS)
+    row_sql = "(" + ", ".join("%s" for _ in RECORD_COLUMNS) + ")"
     with connection.cursor() as cursor:
-        cursor.executemany(
-            f"INSERT OR IGNORE INTO {_TABLE} ({_COLUMNS_SQL}) VALUES ({placeholders})", rows
-        )
+        for start in range(0, len(records), SQLITE_ROWS_PER_STATEMENT):
+            chunk = records[start : start + SQLITE_ROWS_PER_STATEMENT]
+            params: list[Any] = []
+            for row in chunk:
+                values = _values(row)
+                values[created] = adapt(values[created])
+                params.extend(values)
+            cursor.execute(
+                f"INSERT OR IGNORE INTO {_TABLE} ({_COLUMNS_SQL}) VALUES "
+                + ", ".join(row_sql for _ in chunk),
+                params,
+            )
 
 
 OUTCOME_COLUMNS = ("ttft_ms", "e2e_ms", "ok", "slo_met", "outcome_at")
 
 
 def _update_outcomes(outcomes: list[dict[str, Any]]) -> None:
-    """One executemany (pipelined by psycopg) instead of an ORM update per outcome."""
+    """Batched instead of an ORM update per outcome: one executemany on PostgreSQL (psycopg
+    pipelines it); on SQLite an UPDATE ... FROM (VALUES ...) per 50 outcomes, for the GIL
+    reason given in `_insert_sqlite` (UPDATE FROM needs SQLite 3.33; older builds fall back to
+    executemany)."""
     adapt = connection.ops.adapt_datetimefield_value
-    assignments = ", ".join(f"{column} = %s" for column in OUTCOME_COLUMNS)
     rows = [
-        [*(u[c] for c in OUTCOME_COLUMNS[:-1]), adapt(u["outcome_at"]), u["id"]] for u in outcomes
+        [u["id"], *(u[c] for c in OUTCOME_COLUMNS[:-1]), adapt(u["outcome_at"])] for u in outcomes
     ]
     with connection.cursor() as cursor:
-        cursor.executemany(f"UPDATE {_TABLE} SET {assignments} WHERE id = %s", rows)
+        if connection.vendor == "sqlite" and sqlite3.sqlite_version_info >= (3, 33):
+            # VALUES columns are column1 (the id), column2.. (OUTCOME_COLUMNS in order).
+            assignments = ", ".join(
+                f"{column} = v.column{i + 2}" for i, column in enumerate(OUTCOME_COLUMNS)
+            )
+            row_sql = "(" + ", ".join("%s" for _ in range(len(OUTCOME_COLUMNS) + 1)) + ")"
+            for start in range(0, len(rows), SQLITE_ROWS_PER_STATEMENT):
+                chunk = rows[start : start + SQLITE_ROWS_PER_STATEMENT]
+                cursor.execute(
+                    f"UPDATE {_TABLE} SET {assignments} FROM (VALUES "
+                    + ", ".join(row_sql for _ in chunk)
+                    + f") AS v WHERE {_TABLE}.id = v.column1",
+                    [value for row in chunk for value in row],
+                )
+        else:
+            assignments = ", ".join(f"{column} = %s" for column in OUTCOME_COLUMNS)
+            cursor.executemany(
+                f"UPDATE {_TABLE} SET {assignments} WHERE id = %s",
+                [[*row[1:], row[0]] for row in rows],
+            )
 
 
 _INSERTERS: dict[str, Callable[[list[dict[str, Any]]], None]] = {

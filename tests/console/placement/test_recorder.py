@@ -7,7 +7,12 @@ from typing import Any
 
 import pytest
 
-from console.placement.engine.recorder import RECORD_COLUMNS, utcnow, write_to_database
+from console.placement.engine.recorder import (
+    RECORD_COLUMNS,
+    SQLITE_ROWS_PER_STATEMENT,
+    utcnow,
+    write_to_database,
+)
 from console.placement.models import DecisionRecord
 from tests.console.placement.test_decisions import INTERACTIVE
 
@@ -72,3 +77,17 @@ def test_the_running_engine_writes_through_it(example_engine: Any, client_for: A
     assert example_engine.recorder.flush()
     assert set(DecisionRecord.objects.values_list("id", flat=True)) == set(ids)
     assert DecisionRecord.objects.get(pk=ids[0]).ok is False
+
+
+def test_batches_longer_than_one_statement_are_written_whole() -> None:
+    rows = [_row(f"{i:032x}") for i in range(3 * SQLITE_ROWS_PER_STATEMENT + 7)]
+    write_to_database(rows, [])
+    at = utcnow()
+    outcomes = [
+        {"id": r["id"], "ttft_ms": float(i), "e2e_ms": 1.0, "ok": True, "slo_met": i % 2 == 0}
+        for i, r in enumerate(rows)
+    ]
+    write_to_database([], [{**o, "outcome_at": at} for o in outcomes])
+    stored = dict(DecisionRecord.objects.values_list("id", "ttft_ms"))
+    assert stored == {r["id"]: float(i) for i, r in enumerate(rows)}
+    assert DecisionRecord.objects.filter(slo_met=True).count() == (len(rows) + 1) // 2
