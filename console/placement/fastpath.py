@@ -2,9 +2,9 @@
 
 `POST /api/v1/placements` and `POST /api/v1/placements:batch` from a service whose API key is
 already in the in-memory key ring are answered here, without a thread hop: a decision is
-about half a millisecond of CPU with no I/O (GUIDE rule 2), so running it on the loop is
-cheaper than handing it to a worker thread and back, which costs more than the decision
-(measured: the same endpoint through the thread pool reached a fraction of the throughput).
+about 70 µs of CPU with no I/O (GUIDE rule 2), so running it on the loop is cheaper than
+handing it to a worker thread and back, which costs more than the decision (measured: the
+same endpoint through the thread pool reached a seventh of the throughput).
 The body parsing, the engine call and the answers are the DRF views' own
 (`api/handlers.py`), and errors use the API's one error shape.
 
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from functools import lru_cache
 from typing import Any
@@ -41,7 +40,6 @@ from console.api.errors import error_body, validation_error_body
 from console.placement.api import handlers
 from console.placement.engine.runtime import runtime
 
-logger = logging.getLogger(__name__)
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -81,7 +79,8 @@ def _host_allowed(host: str) -> bool:
     return bool(domain) and validate_host(domain, allowed)
 
 
-def _security_headers() -> list[tuple[bytes, bytes]]:
+@lru_cache(maxsize=1)  # settings do not change while serving; built once, not per answer
+def _security_headers() -> tuple[tuple[bytes, bytes], ...]:
     """What SecurityMiddleware adds to a JSON response (HSTS only applies over HTTPS,
     which a TLS-terminating proxy in front handles)."""
     headers = []
@@ -93,7 +92,7 @@ def _security_headers() -> list[tuple[bytes, bytes]]:
         headers.append(
             (b"cross-origin-opener-policy", settings.SECURE_CROSS_ORIGIN_OPENER_POLICY.encode())
         )
-    return headers
+    return tuple(headers)
 
 
 class DecisionFastPath:
@@ -107,17 +106,20 @@ class DecisionFastPath:
         if handler is None or scope.get("method") != "POST" or not self._servable(scope):
             await self.fallback(scope, receive, send)
             return
-        body = b""
+        chunks: list[bytes] = []
+        size = 0
         while True:
             message = await receive()
-            body += message.get("body", b"")
-            if len(body) > MAX_BODY_BYTES:
+            chunk = message.get("body", b"")
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
                 await _reply(send, 413, error_body("The request body is too large."))
                 return
             if not message.get("more_body"):
                 break
         try:
-            data = json.loads(body)
+            data = json.loads(b"".join(chunks))
         except ValueError as exc:
             await _reply(send, 400, error_body(f"JSON parse error - {exc}"))
             return

@@ -241,9 +241,13 @@ _TABLE = "placement_decisionrecord"
 _COLUMNS_SQL = ", ".join(RECORD_COLUMNS)
 
 
+_FALLBACKS = RECORD_COLUMNS.index("fallbacks")
+_CREATED_AT = RECORD_COLUMNS.index("created_at")
+
+
 def _values(row: dict[str, Any]) -> list[Any]:
     values = [row[column] for column in RECORD_COLUMNS]
-    values[RECORD_COLUMNS.index("fallbacks")] = json.dumps(row["fallbacks"])
+    values[_FALLBACKS] = json.dumps(row["fallbacks"])
     return values
 
 
@@ -276,7 +280,6 @@ def _insert_sqlite(records: list[dict[str, Any]]) -> None:
     GIL often enough to double the decision endpoint's p99 (measured with
     tests/bench/bench_decisions.py); a step per 50 records does not."""
     adapt = connection.ops.adapt_datetimefield_value
-    created = RECORD_COLUMNS.index("created_at")
     row_sql = "(" + ", ".join("%s" for _ in RECORD_COLUMNS) + ")"
     with connection.cursor() as cursor:
         for start in range(0, len(records), SQLITE_ROWS_PER_STATEMENT):
@@ -284,7 +287,7 @@ def _insert_sqlite(records: list[dict[str, Any]]) -> None:
             params: list[Any] = []
             for row in chunk:
                 values = _values(row)
-                values[created] = adapt(values[created])
+                values[_CREATED_AT] = adapt(values[_CREATED_AT])
                 params.extend(values)
             cursor.execute(
                 f"INSERT OR IGNORE INTO {_TABLE} ({_COLUMNS_SQL}) VALUES "
