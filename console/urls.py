@@ -33,3 +33,5 @@ urlpatterns = [
 ]
 
 urlpatterns += [path("", include("console.web.urls"))]
+
+handler500 = "console.api.errors.server_error"

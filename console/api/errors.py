@@ -10,10 +10,15 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import ProtectedError
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+INTERNAL_ERROR_MESSAGE = "Internal server error; the server logged the cause."
+# Paths whose callers are programs: their 500s keep the API's JSON error shape.
+MACHINE_PATH_PREFIXES = ("/api/", "/extender/")
 
 
 class ApplicationError(Exception):
@@ -76,3 +81,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         summary = getattr(exc, "detail", None)
         response.data = error_body(str(summary) if summary is not None else str(exc))
     return response
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """Django's `handler500`: an unexpected exception answers the API's JSON error shape on
+    the API's paths (a service parses JSON, not an HTML error page) and Django's own page
+    elsewhere. Django has already logged the traceback to `django.request`."""
+    if request.path.startswith(MACHINE_PATH_PREFIXES):
+        return JsonResponse(error_body(INTERNAL_ERROR_MESSAGE), status=500)
+    return defaults.server_error(request)

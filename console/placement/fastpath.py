@@ -12,7 +12,8 @@ Everything else goes to `fallback` (Django): sessions, unknown or cold keys, rol
 the right, hosts outside ALLOWED_HOSTS, and the first request before the engine holds a
 snapshot. So authentication, access rules and error shapes stay defined once, in Django; this
 path only serves requests Django would have served with 200, 400 or 503, with the headers
-Django's SecurityMiddleware would have added.
+Django's SecurityMiddleware would have added, and answers an unexpected exception as Django's
+`handler500` does on the API's paths (`console.api.errors.server_error`).
 
 Batches of up to INLINE_BATCH_MAX requests (about 70 µs of CPU each) are decided on the loop
 too. A larger batch runs in a worker thread: with the GIL that does not make it any cheaper,
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from functools import lru_cache
 from typing import Any
@@ -36,7 +38,7 @@ from rest_framework.exceptions import ValidationError
 
 from console.access.keyring import digest_of, keyring
 from console.access.permissions import SERVICE_CALLERS
-from console.api.errors import error_body, validation_error_body
+from console.api.errors import INTERNAL_ERROR_MESSAGE, error_body, validation_error_body
 from console.placement.api import handlers
 from console.placement.engine.runtime import runtime
 
@@ -52,6 +54,8 @@ ROUTES: dict[str, Handler] = {
 }
 INLINE_BATCH_MAX = 100  # ~7 ms of engine work: longer batches go to a worker thread
 MAX_BODY_BYTES = 16 * 1024 * 1024  # a full batch of long prefix lists fits comfortably
+# Django's own logger for unhandled request errors, so alerting on it covers this path too.
+request_logger = logging.getLogger("django.request")
 
 
 def _header(scope: Scope, wanted: bytes) -> str | None:
@@ -132,6 +136,10 @@ class DecisionFastPath:
                 status, payload = handler(data)
         except ValidationError as exc:
             status, payload = 400, validation_error_body(exc.detail)
+        except Exception:
+            # What Django does for a view that raises (handler500), in the API's shape.
+            request_logger.exception("Internal Server Error: %s", scope.get("path"))
+            status, payload = 500, error_body(INTERNAL_ERROR_MESSAGE)
         await _reply(send, status, payload)
 
     @staticmethod

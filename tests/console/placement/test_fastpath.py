@@ -12,6 +12,7 @@ from asgiref.sync import async_to_sync
 
 from console.access.keyring import digest_of, keyring
 from console.access.services import api_key_create
+from console.api.errors import INTERNAL_ERROR_MESSAGE
 from console.placement.api.handlers import decide_batch
 from console.placement.fastpath import ROUTES, DecisionFastPath
 from tests.console.placement.conftest import SMALL_REQUEST
@@ -104,6 +105,21 @@ def test_errors_have_the_api_shape(example_engine: Any) -> None:
     assert status == 400 and body["message"].startswith("JSON parse error")
     status, body = _call(app, "/api/v1/placements", {**REQUEST, "prompt_tokens": 10**7}, key)
     assert status == 503 and body["reasons"]["fra-h100-1"] == "no_kv_room"
+
+
+def test_an_unexpected_error_is_a_logged_json_500(
+    example_engine: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(data: Any) -> Any:
+        raise RuntimeError("engine bug")
+
+    monkeypatch.setitem(ROUTES, "/api/v1/placements", broken)
+    app = DecisionFastPath(Fallback())
+    with caplog.at_level("ERROR", logger="django.request"):
+        status, body = _call(app, "/api/v1/placements", REQUEST, _warm_key())
+    assert (status, body) == (500, {"message": INTERNAL_ERROR_MESSAGE})
+    (logged,) = [r for r in caplog.records if r.name == "django.request"]
+    assert logged.exc_info is not None and "engine bug" in str(logged.exc_info[1])
 
 
 def test_a_batch_is_answered_in_order(example_engine: Any) -> None:

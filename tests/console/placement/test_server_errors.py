@@ -1,0 +1,38 @@
+"""An unexpected exception answers 500 in the API's JSON error shape on machine paths, and
+Django's own error page on the dashboard's (handler500)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import RequestFactory
+
+from console.api.errors import INTERNAL_ERROR_MESSAGE, server_error
+from tests.console.placement.conftest import SMALL_REQUEST
+
+
+@pytest.mark.django_db
+def test_a_failing_api_view_answers_json_500(
+    client_for: Any, example_engine: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(data: Any) -> Any:
+        raise RuntimeError("engine bug")
+
+    monkeypatch.setattr("console.placement.api.handlers.decide_one", broken)
+    client = client_for("service")
+    client.raise_request_exception = False
+    response = client.post(
+        "/api/v1/placements",
+        SMALL_REQUEST,
+        format="json",
+    )
+    assert response.status_code == 500
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {"message": INTERNAL_ERROR_MESSAGE}
+
+
+def test_dashboard_pages_keep_the_html_error_page() -> None:
+    response = server_error(RequestFactory().get("/nodes"))
+    assert response.status_code == 500
+    assert response["Content-Type"].startswith("text/html")
