@@ -1,6 +1,6 @@
 """Benchmark of the decision API against a bare Django JSON endpoint, served the same way.
 
-    .venv/bin/python tests/bench/bench_decisions.py [--seconds 10] [--workers 1]
+    .venv/bin/python tests/bench/bench_decisions.py [--seconds 10] [--workers 1] [--floor]
 
 Starts uvicorn (production settings, the demo fleet, PostgreSQL and Redis when DATABASE_URL
 and REDIS_URL are set, else the embedded defaults), then drives it with `hey` (Debian's
@@ -11,7 +11,9 @@ package `hey`, a real HTTP load generator):
 3. latency of the decision endpoint at half its measured maximum rate (open loop, `-q`),
    and of the bare endpoint under the same open-loop load (at most half its own maximum) as
    the reference for what the setup itself adds;
-4. POST /api/v1/placements:batch with 100 requests a call, in decisions per second.
+4. POST /api/v1/placements:batch with 100 requests a call, in decisions per second;
+5. with `--floor`, the same batch load on a second server whose engine costs nothing
+   (`free_engine.py`): the most any faster engine could give the batch endpoint.
 
 Goals (issue #6, 2 cores): decisions ≥ 60% of the bare endpoint's requests/s; p99 < 10 ms at
 half the maximum; batch ≥ 10× the single endpoint's decisions/s. Prints figures, asserts
@@ -21,6 +23,7 @@ nothing: the load generator shares the machine's two cores with the server.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -31,6 +34,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -84,10 +88,54 @@ def _hey(
     return {"rps": rps, "p50_ms": pct.get(50, float("nan")), "p99_ms": pct.get(99, float("nan"))}
 
 
+def _batch_load(base: str, seconds: int, batch: Path, key: str) -> dict[str, float]:
+    return _hey(f"{base}/api/v1/placements:batch", seconds, body=batch, key=key, concurrency=4)
+
+
+@contextlib.contextmanager
+def _server(env: dict[str, str], app: str, workers: int) -> Iterator[str]:
+    """uvicorn serving `app` on a free port until the block ends; yields its base URL."""
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            app,
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ],
+        env=env,
+        cwd=REPO,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{base}/healthz", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.2)
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=10, help="duration of each run")
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also load the batch endpoint of a server whose engine costs nothing",
+    )
     args = parser.parse_args()
     if shutil.which("hey") is None:
         raise SystemExit("needs `hey` (apt-get install hey)")
@@ -126,32 +174,7 @@ def main() -> None:
             }
         )
     )
-    port = _free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "console.asgi:application",
-            "--port",
-            str(port),
-            "--workers",
-            str(args.workers),
-            "--log-level",
-            "warning",
-            "--no-access-log",
-        ],
-        env=env,
-        cwd=REPO,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"{base}/healthz", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
+    with _server(env, "console.asgi:application", args.workers) as base:
         _hey(f"{base}/api/v1/placements", 2, body=single, key=key)  # warm up every worker
         bare = _hey(f"{base}/healthz", args.seconds)
         decide = _hey(f"{base}/api/v1/placements", args.seconds, body=single, key=key)
@@ -170,12 +193,12 @@ def main() -> None:
             args.seconds,
             qps_per_worker=min(half_rate, bare["rps"] / 2) / CONCURRENCY,
         )
-        batched = _hey(
-            f"{base}/api/v1/placements:batch", args.seconds, body=batch, key=key, concurrency=4
-        )
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+        batched = _batch_load(base, args.seconds, batch, key)
+    floor = None
+    if args.floor:
+        with _server(env, "tests.bench.free_engine:application", args.workers) as base:
+            _batch_load(base, 2, batch, key)  # warm up
+            floor = _batch_load(base, args.seconds, batch, key)
     batch_decisions = batched["rps"] * 100
     db = "PostgreSQL" if os.environ.get("DATABASE_URL") else "SQLite"
     print(
@@ -190,6 +213,8 @@ def main() -> None:
         (f"GET /healthz at {bare_half['rps']:.0f}/s (reference)", bare_half),
         ("POST /placements:batch x100 (calls)", batched),
     ]
+    if floor is not None:
+        rows.append(("  same, engine costing nothing", floor))
     for name, r in rows:
         print(f"{name:<38}{r['rps']:>10.0f}{r['p50_ms']:>10.2f}{r['p99_ms']:>10.2f}")
     print(f"decisions/s vs bare endpoint: {decide['rps'] / bare['rps']:.0%} (goal >= 60%)")
@@ -198,6 +223,11 @@ def main() -> None:
         f"batch decisions/s: {batch_decisions:.0f} = {batch_decisions / decide['rps']:.1f}x "
         f"single (goal >= 10x)"
     )
+    if floor is not None:
+        print(
+            f"batch ceiling with an engine costing nothing: {floor['rps'] * 100:.0f} "
+            f"decisions/s = {floor['rps'] * 100 / decide['rps']:.1f}x the real single endpoint"
+        )
 
 
 if __name__ == "__main__":
