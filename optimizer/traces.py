@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import csv
 import json
+import math
+import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -37,8 +39,10 @@ class TraceRequest:
     hash_ids: tuple[int, ...]
 
 
-def _count(value: object, field: str, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | str):
+def _count(value: object, field: str, where: str, *, text: bool = True) -> int:
+    """A token count: a JSON integer, or (`text`, CSV) a string of digits."""
+    allowed: tuple[type, ...] = (int, str) if text else (int,)
+    if isinstance(value, bool) or not isinstance(value, allowed):
         raise ValueError(f"{where}: field '{field}': expected a whole number, got {value!r}")
     try:
         number = int(value)
@@ -51,20 +55,34 @@ def _count(value: object, field: str, where: str) -> int:
     return number
 
 
+# Azure's wall-clock timestamps: 2023 traces have 7 fractional digits and no zone
+# (`2023-11-16 18:15:46.6805900`), 2024 traces 6 digits and an offset
+# (`2024-05-10 00:00:00.009930+00:00`). More digits than `datetime.fromisoformat` takes, so
+# the fraction is parsed on its own; a stamp without a zone is UTC, not this machine's time.
+_AZURE_TIME = re.compile(
+    r"(?P<whole>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})(?:\.(?P<fraction>\d+))?"
+    r"(?P<zone>Z|[+-]\d{2}:?\d{2})?"
+)
+
+
 def _azure_time(text: str, where: str) -> float:
-    """Seconds since the epoch of an Azure timestamp; its 7 fractional digits are more than
-    `datetime.fromisoformat` takes, so the fraction is parsed on its own."""
-    whole, _, fraction = text.strip().partition(".")
+    """Seconds since the epoch of an Azure timestamp."""
+    match = _AZURE_TIME.fullmatch(text.strip())
     try:
-        seconds = datetime.fromisoformat(whole).timestamp()
-        return seconds + (float("0." + fraction) if fraction else 0.0)
+        if match is None:
+            raise ValueError(text)
+        stamp = datetime.fromisoformat(match["whole"] + (match["zone"] or ""))
     except ValueError:
         raise ValueError(f"{where}: field 'TIMESTAMP': not a timestamp: {text!r}") from None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=UTC)
+    fraction = match["fraction"]
+    return stamp.timestamp() + (float("0." + fraction) if fraction else 0.0)
 
 
 def _read_azure(path: Path, limit: int | None) -> list[TraceRequest]:
     rows: list[TraceRequest] = []
-    with path.open(encoding="utf-8", newline="") as handle:
+    with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.reader(handle)
         header = next(reader, None)
         if header is None or tuple(h.strip() for h in header[:3]) != _AZURE_COLUMNS:
@@ -95,7 +113,7 @@ def _read_azure(path: Path, limit: int | None) -> list[TraceRequest]:
 
 def _read_mooncake(path: Path, limit: int | None) -> list[TraceRequest]:
     rows: list[TraceRequest] = []
-    with path.open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8-sig") as handle:
         for number, line in enumerate(handle, start=1):
             if limit is not None and len(rows) >= limit:
                 break
@@ -112,7 +130,12 @@ def _read_mooncake(path: Path, limit: int | None) -> list[TraceRequest]:
                 if field not in item:
                     raise ValueError(f"{where}: field '{field}' is missing")
             stamp = item["timestamp"]
-            if isinstance(stamp, bool) or not isinstance(stamp, int | float) or stamp < 0:
+            if (
+                isinstance(stamp, bool)
+                or not isinstance(stamp, int | float)
+                or not math.isfinite(stamp)
+                or stamp < 0
+            ):
                 raise ValueError(f"{where}: field 'timestamp': expected milliseconds >= 0")
             hashes = item.get("hash_ids", [])
             if not isinstance(hashes, list) or not all(
@@ -122,8 +145,8 @@ def _read_mooncake(path: Path, limit: int | None) -> list[TraceRequest]:
             rows.append(
                 TraceRequest(
                     stamp / 1000.0,
-                    _count(item["input_length"], "input_length", where),
-                    _count(item["output_length"], "output_length", where),
+                    _count(item["input_length"], "input_length", where, text=False),
+                    _count(item["output_length"], "output_length", where, text=False),
                     tuple(hashes),
                 )
             )
@@ -136,8 +159,8 @@ def load_trace(
     """Read a trace (the first `limit` requests), with arrivals relative to the first one and
     compressed by `load` (2.0 replays twice as fast). Raise InputFileError naming the line."""
     p = Path(path)
-    if load <= 0:
-        raise InputFileError(str(p), [f"--load must be positive, got {load:g}"])
+    if not (math.isfinite(load) and load > 0):
+        raise InputFileError(str(p), [f"--load must be a positive number, got {load:g}"])
     reader = {".csv": _read_azure, ".jsonl": _read_mooncake}.get(p.suffix.lower())
     if reader is None:
         raise InputFileError(
@@ -148,7 +171,9 @@ def load_trace(
         rows = reader(p, limit)
     except OSError as exc:
         raise InputFileError(str(p), [f"{p}: cannot read file: {exc.strerror}"]) from exc
-    except (ValueError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise InputFileError(str(p), [f"{p}: not UTF-8 text ({exc.reason})"]) from exc
+    except ValueError as exc:
         raise InputFileError(str(p), [str(exc)]) from exc
     if not rows:
         raise InputFileError(str(p), [f"{p}: the trace has no requests"])

@@ -69,3 +69,57 @@ def test_sources_and_models_are_drawn_by_share_with_the_seed() -> None:
     assert share == pytest.approx(0.55, abs=0.05)
     eu = [r for r in a if r.slo == "interactive-eu"]
     assert eu and all(r.residency == "EU" for r in eu)
+
+
+def test_azure_2024_timestamps_with_a_zone_load(tmp_path: Path) -> None:
+    """Azure's 2024 traces: 6 fractional digits and a UTC offset; a byte-order mark is fine."""
+    path = tmp_path / "t.csv"
+    path.write_text(
+        "\ufeffTIMESTAMP,ContextTokens,GeneratedTokens\n"
+        "2024-05-10 00:00:00.009930+00:00,4808,10\n"
+        "2024-05-10 02:00:01.509930+02:00,3180,8\n"
+    )
+    trace = load_trace(path)
+    assert [r.arrival_s for r in trace] == [0.0, pytest.approx(1.5)]
+    assert [r.prompt_tokens for r in trace] == [4808, 3180]
+
+
+def test_azure_stamps_without_a_zone_are_utc(tmp_path: Path) -> None:
+    """A naive stamp is not read in the machine's zone: a trace across a daylight-saving
+    change keeps its real gaps (Europe's 2023 change was at 01:00 UTC on 29 October)."""
+    path = tmp_path / "t.csv"
+    path.write_text(
+        "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+        "2023-10-29 00:30:00.0,10,1\n2023-10-29 01:30:00.0,10,1\n"
+    )
+    trace = load_trace(path)
+    assert trace[1].arrival_s == 3600.0
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('{"timestamp": NaN, "input_length": 5, "output_length": 1}', "timestamp"),
+        ('{"timestamp": Infinity, "input_length": 5, "output_length": 1}', "timestamp"),
+        ('{"timestamp": 0, "input_length": "5", "output_length": 1}', "input_length"),
+        ('{"timestamp": 0, "input_length": 5, "output_length": 1.5}', "output_length"),
+    ],
+)
+def test_mooncake_values_must_be_real_numbers(tmp_path: Path, line: str, field: str) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"timestamp": 0, "input_length": 5, "output_length": 1}\n' + line + "\n")
+    with pytest.raises(InputFileError, match=rf"t.jsonl:2: field '{field}'"):
+        load_trace(path)
+
+
+def test_a_trace_that_is_not_text_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"\xff\xfe\x00binary")
+    with pytest.raises(InputFileError, match=r"t.jsonl: not UTF-8 text"):
+        load_trace(path)
+
+
+@pytest.mark.parametrize("load", [0.0, -1.0, float("nan"), float("inf")])
+def test_load_must_be_a_positive_number(load: float) -> None:
+    with pytest.raises(InputFileError, match="--load must be a positive number"):
+        load_trace(MOONCAKE, limit=5, load=load)
