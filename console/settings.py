@@ -184,6 +184,9 @@ LOCUS_TELEMETRY_ROLLUP_RETENTION_DAYS: int = env.int(
 LOCUS_TELEMETRY_PARTITION_DAYS_AHEAD: int = env.int(
     "LOCUS_TELEMETRY_PARTITION_DAYS_AHEAD", default=3
 )
+# Request bodies Django reads into memory: a full placements batch (1,000 requests with long
+# prefix lists) fits; the decision fast path applies the same limit (413 beyond it).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024
 LOCUS_TELEMETRY_MAX_BODY_BYTES: int = env.int(
     "LOCUS_TELEMETRY_MAX_BODY_BYTES", default=32 * 1024 * 1024
 )

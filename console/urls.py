@@ -34,4 +34,6 @@ urlpatterns = [
 
 urlpatterns += [path("", include("console.web.urls"))]
 
+handler400 = "console.api.errors.bad_request"
+handler404 = "console.api.errors.page_not_found"
 handler500 = "console.api.errors.server_error"

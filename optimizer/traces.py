@@ -41,8 +41,7 @@ class TraceRequest:
 
 def _count(value: object, field: str, where: str, *, text: bool = True) -> int:
     """A token count: a JSON integer, or (`text`, CSV) a string of digits."""
-    allowed: tuple[type, ...] = (int, str) if text else (int,)
-    if isinstance(value, bool) or not isinstance(value, allowed):
+    if isinstance(value, bool) or not (isinstance(value, int) or (text and isinstance(value, str))):
         raise ValueError(f"{where}: field '{field}': expected a whole number, got {value!r}")
     try:
         number = int(value)

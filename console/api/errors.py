@@ -83,10 +83,26 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return response
 
 
+def _machine_path(request: HttpRequest) -> bool:
+    return request.path.startswith(MACHINE_PATH_PREFIXES)
+
+
+# Django's error handlers (`handler400`, `handler404`, `handler500` in console/urls.py): on
+# the API's paths, errors keep the API's JSON shape (a service parses JSON, not an HTML page);
+# elsewhere they are Django's own pages. Django logs 500s to `django.request` itself.
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if _machine_path(request):
+        return JsonResponse(error_body("Bad request."), status=400)
+    return defaults.bad_request(request, exception)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if _machine_path(request):
+        return JsonResponse(error_body(f"No such endpoint: {request.path}"), status=404)
+    return defaults.page_not_found(request, exception)
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
-    """Django's `handler500`: an unexpected exception answers the API's JSON error shape on
-    the API's paths (a service parses JSON, not an HTML error page) and Django's own page
-    elsewhere. Django has already logged the traceback to `django.request`."""
-    if request.path.startswith(MACHINE_PATH_PREFIXES):
+    if _machine_path(request):
         return JsonResponse(error_body(INTERNAL_ERROR_MESSAGE), status=500)
     return defaults.server_error(request)

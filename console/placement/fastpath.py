@@ -53,7 +53,6 @@ ROUTES: dict[str, Handler] = {
     "/api/v1/placements:batch": handlers.decide_batch,
 }
 INLINE_BATCH_MAX = 100  # ~7 ms of engine work: longer batches go to a worker thread
-MAX_BODY_BYTES = 16 * 1024 * 1024  # a full batch of long prefix lists fits comfortably
 # Django's own logger for unhandled request errors, so alerting on it covers this path too.
 request_logger = logging.getLogger("django.request")
 
@@ -117,14 +116,14 @@ class DecisionFastPath:
             chunk = message.get("body", b"")
             chunks.append(chunk)
             size += len(chunk)
-            if size > MAX_BODY_BYTES:
+            if size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
                 await _reply(send, 413, error_body("The request body is too large."))
                 return
             if not message.get("more_body"):
                 break
         try:
             data = json.loads(b"".join(chunks))
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
             await _reply(send, 400, error_body(f"JSON parse error - {exc}"))
             return
         try:

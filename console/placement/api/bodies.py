@@ -61,6 +61,8 @@ class PlacementBatchBody(BaseModel):
 class OutcomeBody(BaseModel):
     """POST /api/v1/placements/{decision_id}/outcome."""
 
+    model_config = ConfigDict(allow_inf_nan=False)
+
     ok: bool
     ttft_ms: float | None = Field(default=None, ge=0)
     e2e_ms: float | None = Field(default=None, ge=0)

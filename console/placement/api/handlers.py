@@ -18,21 +18,27 @@ NO_NODE_MESSAGE = "No node may serve this request."
 
 def decide_one(data: Any) -> tuple[int, dict[str, Any]]:
     body = parse(PlacementRequestBody, data)
-    decision = _decide(body)
+    decision = _decide(_input_of(body))
     if decision.node is None:
         return 503, _unplaceable(decision)
     return 200, _answer(decision, body.explain)
 
 
 def decide_batch(data: Any) -> tuple[int, dict[str, Any]]:
-    """Decide many requests in order; one malformed request rejects the whole batch."""
+    """Decide many requests in order. One malformed request rejects the whole batch, and it
+    is found before any decision is made: a refused batch leaves no decision behind."""
     body = parse(PlacementBatchBody, data)
-    answers = []
-    for index, item in enumerate(body.requests):
+    inputs = [_input_of(item) for item in body.requests]
+    serving = runtime()
+    serving.ensure_started()
+    for index, item in enumerate(inputs):
         try:
-            decision = _decide(item)
-        except ValidationError as exc:
-            raise ValidationError({"requests": {str(index): exc.detail}}) from exc
+            serving.engine.resolve(item)
+        except UnknownName as exc:
+            raise ValidationError({"requests": {str(index): {exc.field: [str(exc)]}}}) from exc
+    answers = []
+    for item in inputs:
+        decision = _decide(item)
         answers.append(
             _answer(decision, item.explain)
             if decision.node is not None
@@ -41,21 +47,23 @@ def decide_batch(data: Any) -> tuple[int, dict[str, Any]]:
     return 200, {"decisions": answers}
 
 
-def _decide(body: PlacementRequestBody) -> Decision:
+def _input_of(body: PlacementRequestBody) -> DecisionInput:
+    return DecisionInput(
+        model=body.model,
+        prompt_tokens=body.prompt_tokens,
+        max_output_tokens=body.max_output_tokens,
+        source=body.source,
+        site=body.site,
+        slo=body.slo,
+        prefix_hashes=tuple(body.prefix_hashes),
+        session_id=body.session_id or None,
+        explain=body.explain,
+    )
+
+
+def _decide(body: DecisionInput) -> Decision:
     try:
-        return runtime().decide(
-            DecisionInput(
-                model=body.model,
-                prompt_tokens=body.prompt_tokens,
-                max_output_tokens=body.max_output_tokens,
-                source=body.source,
-                site=body.site,
-                slo=body.slo,
-                prefix_hashes=tuple(body.prefix_hashes),
-                session_id=body.session_id or None,
-                explain=body.explain,
-            )
-        )
+        return runtime().decide(body)
     except UnknownName as exc:
         raise ValidationError({exc.field: [str(exc)]}) from exc
 

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.permissions import SERVICE_CALLERS, VIEWERS
+from console.api.errors import ApplicationError
 from console.placement.api import handlers
 from console.placement.api import serializers as s
 from console.placement.api.bodies import (
@@ -20,7 +21,7 @@ from console.placement.api.bodies import (
     PlacementRequestBody,
     parse,
 )
-from console.placement.engine.runtime import DecisionNotFound, runtime
+from console.placement.engine.runtime import DecisionNotFound, OutcomeAlreadyRecorded, runtime
 from console.placement.models import BreakerEvent, DecisionRecord
 from console.placement.selectors import decision_overview
 
@@ -56,6 +57,7 @@ class OutcomeView(APIView):
         responses={
             200: s.OutcomeAnswerSerializer,
             404: OpenApiResponse(description="Unknown decision."),
+            409: OpenApiResponse(description="This decision already has its outcome."),
         },
     )
     def post(self, request: Request, decision_id: str) -> Response:
@@ -65,6 +67,11 @@ class OutcomeView(APIView):
             result = runtime().record_outcome(decision_id, **body.model_dump())
         except DecisionNotFound as exc:
             raise NotFound(f"No decision {decision_id!r}.") from exc
+        except OutcomeAlreadyRecorded as exc:
+            raise ApplicationError(
+                f"Decision {decision_id!r} already has its outcome; the first one counts.",
+                status_code=409,
+            ) from exc
         return Response(result)
 
 

@@ -200,6 +200,14 @@ class Engine:
             blocks,
         )
 
+    def resolve(self, body: DecisionInput) -> PlacementRequest:
+        """`body` resolved against the inventory, deciding nothing; raise UnknownName as
+        `decide` would (so a batch can be checked whole before any of it is decided)."""
+        snap = self._snapshot
+        if snap is None:
+            raise RuntimeError("the decision engine has no snapshot yet")
+        return _request_of(snap, body)
+
     def decide(self, body: DecisionInput) -> Decision:
         start = time.perf_counter()
         snap = self._snapshot

@@ -38,15 +38,20 @@ BREAKER_CACHE_KEY = "locus:breakers:open"
 RECENT_DECISIONS = 100_000
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RecentDecision:
     node: str
     slo: str | None
     model: str
+    has_outcome: bool = False
 
 
 class DecisionNotFound(LookupError):
     pass
+
+
+class OutcomeAlreadyRecorded(LookupError):
+    """A decision takes one outcome: a repeat would feed its breaker and SLO windows twice."""
 
 
 class Runtime:
@@ -77,6 +82,7 @@ class Runtime:
         self._shadow_totals: dict[int, list[float]] = {}
         self._policies: dict[tuple[str, int], Policy] = {}
         self._recent: OrderedDict[str, RecentDecision] = OrderedDict()
+        self._outcome_lock = threading.Lock()
         self._counters: dict[tuple[str, str], Any] = {}
         self._started = False
         self._start_lock = threading.Lock()
@@ -187,6 +193,10 @@ class Runtime:
         """Feed an outcome to the node's breaker, the decision record and the SLO windows."""
         self.ensure_started()
         recent = self._recent.get(decision_id) or _recent_from_database(decision_id)
+        with self._outcome_lock:
+            if recent.has_outcome:
+                raise OutcomeAlreadyRecorded(decision_id)
+            recent.has_outcome = True
         snapshot = self.engine.snapshot
         slo = snapshot.topology.slo_by_name.get(recent.slo) if snapshot and recent.slo else None
         slo_met = ok and (
@@ -326,10 +336,16 @@ def _feed_slo_windows(
 def _recent_from_database(decision_id: str) -> RecentDecision:
     from console.placement.models import DecisionRecord
 
-    row = DecisionRecord.objects.filter(pk=decision_id).values_list("node", "slo", "model").first()
+    row = (
+        DecisionRecord.objects.filter(pk=decision_id)
+        .values_list("node", "slo", "model", "outcome_at")
+        .first()
+    )
     if row is None:
         raise DecisionNotFound(decision_id)
-    return RecentDecision(node=row[0], slo=row[1] or None, model=row[2])
+    return RecentDecision(
+        node=row[0], slo=row[1] or None, model=row[2], has_outcome=row[3] is not None
+    )
 
 
 def _record_row(d: Decision) -> dict[str, Any]:

@@ -186,6 +186,54 @@ def test_decisions_and_outcomes_are_recorded_off_the_request_path(
     assert record.ttft_ms == 300
 
 
+def test_a_refused_batch_leaves_no_decision_behind(example_engine: Any, client_for: Any) -> None:
+    requests = [INTERACTIVE] * 3 + [{**INTERACTIVE, "source": "nowhere"}]
+    response = client_for("service").post(
+        "/api/v1/placements:batch", {"requests": requests}, format="json"
+    )
+    assert response.status_code == 400
+    assert response.json()["errors"]["requests"]["3"]["source"] == ["Unknown source 'nowhere'."]
+    example_engine.recorder.flush()
+    assert not DecisionRecord.objects.exists()
+
+
+def test_a_decision_takes_one_outcome(example_engine: Any, client_for: Any) -> None:
+    """A retried outcome must not feed the breaker and the SLO windows twice, whether the
+    decision is still in memory or only in the database."""
+    service = client_for("service")
+    first, second = (
+        service.post("/api/v1/placements", INTERACTIVE, format="json").json()["decision_id"]
+        for _ in range(2)
+    )
+
+    def report(decision_id: str, ttft_ms: int) -> Any:
+        return service.post(
+            f"/api/v1/placements/{decision_id}/outcome",
+            {"ttft_ms": ttft_ms, "ok": True},
+            format="json",
+        )
+
+    assert report(first, 300).status_code == 200
+    repeat = report(first, 999)
+    assert repeat.status_code == 409 and "already has its outcome" in repeat.json()["message"]
+    assert report(second, 400).status_code == 200
+    example_engine.recorder.flush()
+    assert DecisionRecord.objects.get(pk=first).ttft_ms == 300
+    example_engine._recent.clear()  # as after a restart: only the database knows
+    assert report(second, 999).status_code == 409
+
+
+def test_an_infinite_latency_is_refused(example_engine: Any, client_for: Any) -> None:
+    service = client_for("service")
+    decision = service.post("/api/v1/placements", INTERACTIVE, format="json").json()
+    response = service.post(
+        f"/api/v1/placements/{decision['decision_id']}/outcome",
+        data='{"ok": true, "ttft_ms": 1e999}',
+        content_type="application/json",
+    )
+    assert response.status_code == 400 and "ttft_ms" in response.json()["errors"]
+
+
 def test_an_outcome_over_the_slo_is_a_miss(example_engine: Any, client_for: Any) -> None:
     service = client_for("service")
     decision = service.post("/api/v1/placements", INTERACTIVE, format="json").json()

@@ -36,3 +36,21 @@ def test_dashboard_pages_keep_the_html_error_page() -> None:
     response = server_error(RequestFactory().get("/nodes"))
     assert response.status_code == 500
     assert response["Content-Type"].startswith("text/html")
+
+
+def test_unknown_api_paths_answer_json_404(client_for: Any) -> None:
+    response = client_for("service").post("/api/v1/placements/", {}, format="json")
+    assert response.status_code == 404
+    assert response.json() == {"message": "No such endpoint: /api/v1/placements/"}
+
+
+@pytest.mark.django_db
+def test_a_body_over_the_limit_answers_json_400(client_for: Any, settings: Any) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    response = client_for("service").post(
+        "/api/v1/placements:batch",
+        data='{"requests": [' + ",".join(["{}"] * 600) + "]}",
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert response.json() == {"message": "Bad request."}
