@@ -9,14 +9,24 @@ runtime as unknown fields. Spec: https://prometheus.io/docs/specs/remote_write_s
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
 import cramjam
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from telemetry.parsing import NO_LABELS, NODE_LABELS, BatchInvalid, Scrape
+from telemetry.parsing import (
+    MAX_NAMED,
+    NO_LABELS,
+    NODE_LABELS,
+    BatchInvalid,
+    Scrape,
+    TimeWindow,
+    series_text,
+)
 
+logger = logging.getLogger(__name__)
 _F = descriptor_pb2.FieldDescriptorProto
 
 
@@ -86,11 +96,14 @@ def encode_write_request(series: list[tuple[dict[str, str], list[tuple[float, in
     return bytes(cramjam.snappy.compress_raw(request.SerializeToString()))
 
 
-def parse_remote_write(body: bytes) -> list[Scrape]:
+def parse_remote_write(body: bytes, *, window: TimeWindow, strict: bool = True) -> list[Scrape]:
     """Scrapes (one per node and timestamp) from a remote-write body.
 
     The node is the `node` label if present, else `instance` (an `host:port` instance names
-    the node by its host part when that is how the node is known; see services).
+    the node by its host part when that is how the node is known; see services). A series
+    with neither (a recording rule's, say) gets node "": no node is known by that name, so
+    services skips it like any series of an unknown node. Every sample time must lie inside
+    `window`; strict=False (the worker) skips the samples outside instead of refusing.
     """
     try:
         raw = bytes(cramjam.snappy.decompress_raw(body))
@@ -108,27 +121,47 @@ def parse_remote_write(body: bytes) -> list[Scrape]:
         ) from None
     scrapes: dict[tuple[str, int], Scrape] = {}
     errors: dict[str, dict[str, list[str]]] = {}
+    late: dict[str, dict[str, list[str]]] = {}  # the first few series refused, for the answer
+    refused = 0
     for index, series in enumerate(request.timeseries):
         labels = {label.name: label.value for label in series.labels}
         name = labels.pop("__name__", "")
-        node = labels.get("node") or labels.get("instance") or ""
-        if not name or not node:
-            errors[str(index)] = {
-                "labels": ["needs __name__ and an instance or node label naming the node"]
-            }
+        if not name:
+            errors[str(index)] = {"labels": ["needs a __name__ label"]}
             continue
+        node = labels.get("node") or labels.get("instance") or ""
         rest = {k: v for k, v in labels.items() if k not in NODE_LABELS}
         key = (name, tuple(sorted(rest.items())) if rest else NO_LABELS)
         for sample in series.samples:
             scrape = scrapes.get((node, sample.timestamp))
             if scrape is None:
+                problem = window.epoch_problem(sample.timestamp / 1000.0)
+                if problem:
+                    refused += 1
+                    if len(late) < MAX_NAMED and str(index) not in late:
+                        late[str(index)] = {
+                            "samples": [
+                                f"{series_text(name, labels)}: timestamp {sample.timestamp} ms "
+                                f"{problem}"
+                            ]
+                        }
+                    continue
                 when = datetime.fromtimestamp(sample.timestamp / 1000.0, tz=UTC)
                 scrape = scrapes[(node, sample.timestamp)] = Scrape(node=node, ts=when)
             scrape.values[key] = sample.value
-    if errors:
+    if errors and strict:
         raise BatchInvalid(
             f"{len(errors)} time series are invalid; nothing was stored.", {"timeseries": errors}
         )
-    if not scrapes:
+    if refused:
+        first = next(iter(late.values()))["samples"][0]
+        message = (
+            f"{refused} samples have timestamps outside the accepted window "
+            f"(first: {first}); nothing was stored."
+        )
+        if strict:
+            raise BatchInvalid(message, {"timeseries": late})
+        logger.warning("skipping samples of an accepted batch: %s", message)
+    if not scrapes and strict:
         raise BatchInvalid("The request is invalid.", {"timeseries": ["No samples."]})
     return list(scrapes.values())

@@ -2,7 +2,10 @@
 
 `batch_accept` validates the whole body (a malformed batch is refused whole, naming the bad
 samples), checks every node against the inventory, stores the raw body in one INSERT and
-enqueues its processing after commit: once it returns, the batch survives any crash.
+enqueues its processing after commit: once it returns, the batch survives any crash. A
+remote-write body may carry series of nodes the inventory does not know (Prometheus sends
+everything it scrapes, its own `up` included): those series are skipped and counted, the rest
+stored.
 `batch_process` parses, maps and derives, resolves series, then in one transaction locks the
 inbox row, COPYs the readings and deletes the row. A redelivered task finds no row and does
 nothing; a worker killed mid-COPY leaves the row (and no readings) for the next delivery.
@@ -30,8 +33,9 @@ from telemetry.breaches import outcome_record as outcome_record
 from telemetry.freshness import freshness_note_ingest
 from telemetry.mapping import map_scrape
 from telemetry.mapping.derive import Prev, derive
+from telemetry.metrics import SERIES_SKIPPED
 from telemetry.models import BatchKind, TelemetryBatch
-from telemetry.parsing import BatchInvalid, Scrape, SeriesKey, parse_json_samples
+from telemetry.parsing import BatchInvalid, Scrape, SeriesKey, TimeWindow, parse_json_samples
 from telemetry.parsing import parse_prometheus_text as _parse_text
 from telemetry.remote_write import parse_remote_write
 from telemetry.storage import SeriesRef, resolve_series, write_readings
@@ -41,11 +45,17 @@ logger = logging.getLogger(__name__)
 _MAX_ATTEMPTS = 5
 
 
+# How many unknown node names an answer lists.
+_NAMED_UNKNOWN = 10
+
+
 @dataclass(frozen=True)
 class AcceptedBatch:
-    batch_id: int
+    batch_id: int | None  # None when nothing in the request was for a known node
     samples: int
     values: int
+    skipped_series: int = 0
+    unknown_nodes: list[str] = field(default_factory=list)  # the first few skipped
 
 
 @dataclass
@@ -58,25 +68,34 @@ class IngestResult:
     nodes: list[str] = field(default_factory=list)
 
 
+def accepted_window(received_at: datetime) -> TimeWindow:
+    """The sample times every ingest path accepts for a batch received at `received_at`."""
+    return TimeWindow(
+        reference=received_at,
+        oldest=timedelta(days=conf.retention_days()),
+        future_s=conf.max_future_seconds(),
+    )
+
+
 def decode_batch(
     *, kind: str, body: bytes, node: str, received_at: datetime, build: bool = True
 ) -> list[Scrape]:
-    """Parse a body of any ingest kind (raises BatchInvalid)."""
+    """Parse a body of any ingest kind (raises BatchInvalid).
+
+    build=False validates strictly (the API refuses a batch with any bad sample); build=True
+    is the worker, which skips a bad sample rather than fail a batch the API accepted.
+    """
+    window = accepted_window(received_at)
+    strict = not build
     if kind == BatchKind.JSON:
-        return parse_json_samples(
-            body,
-            reference=received_at,
-            oldest=timedelta(days=conf.retention_days()),
-            future_s=conf.max_future_seconds(),
-            build=build,
-        )
+        return parse_json_samples(body, window=window, build=build, strict=strict)
     if kind == BatchKind.PROMETHEUS:
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             raise BatchInvalid("The body is not UTF-8 text.", {"body": ["not UTF-8"]}) from None
-        return _parse_text(text, node=node, ts=received_at)
-    return parse_remote_write(body)
+        return _parse_text(text, node=node, window=window, strict=strict)
+    return parse_remote_write(body, window=window, strict=strict)
 
 
 class _KnownNodes:
@@ -173,20 +192,36 @@ def batch_accept(*, kind: str, body: bytes, node: str = "") -> AcceptedBatch:
     except BatchInvalid as exc:
         raise ApplicationError(exc.message, errors=exc.errors) from None
     unknown = _resolve_nodes(scrapes)
+    skipped_series, skipped_names = 0, list[str]()
+    if unknown and kind == BatchKind.REMOTE_WRITE:
+        # Prometheus sends every series it has (its own `up`, recording rules, other jobs'
+        # targets) and drops a batch answered 4xx: skip what is not for a known node, store
+        # the rest, and say what was skipped. "" is a series without an instance/node label,
+        # which even LOCUS_TELEMETRY_REGISTER_UNKNOWN_NODES cannot register.
+        skip = unknown if not conf.register_unknown_nodes() else unknown & {""}
+        if skip:
+            skipped = [s for s in scrapes if s.node in skip]
+            scrapes = [s for s in scrapes if s.node not in skip]
+            skipped_series = len({(s.node, key) for s in skipped for key in s.values})
+            SERIES_SKIPPED.labels(kind=kind).inc(skipped_series)
+            skipped_names = sorted(n or "(no instance or node label)" for n in skip)
+            unknown -= skip
     if unknown:
         if not conf.register_unknown_nodes():
             _refuse_unknown(kind, scrapes, unknown)
         node_register_unknown(names=unknown)
+    samples, values = len(scrapes), sum(s.size or len(s.values) for s in scrapes)
+    names = skipped_names[:_NAMED_UNKNOWN]
+    if not scrapes:
+        # Nothing for a known node, so nothing to store; still 2xx, so Prometheus neither
+        # retries nor counts failed samples for series never meant for Locus (README).
+        return AcceptedBatch(None, samples, values, skipped_series, names)
     with transaction.atomic():
         batch = TelemetryBatch.objects.create(
             kind=kind, node=node, payload=body, received_at=now, enqueued_at=now
         )
         transaction.on_commit(partial(_enqueue, batch.pk))
-    return AcceptedBatch(
-        batch_id=batch.pk,
-        samples=len(scrapes),
-        values=sum(s.size or len(s.values) for s in scrapes),
-    )
+    return AcceptedBatch(batch.pk, samples, values, skipped_series, names)
 
 
 def _enqueue(batch_id: int) -> None:
@@ -238,7 +273,9 @@ def batch_process(*, batch_id: int) -> IngestResult | None:
     scrapes = decode_batch(
         kind=batch.kind, body=bytes(batch.payload), node=batch.node, received_at=batch.received_at
     )
-    _resolve_nodes(scrapes)
+    unknown = _resolve_nodes(scrapes)
+    if unknown:  # remote-write series skipped on accept (or a node deleted since)
+        scrapes = [s for s in scrapes if s.node not in unknown]
     scrapes.sort(key=lambda s: s.ts)
     nodes = sorted({s.node for s in scrapes})
     before = _load_prev(nodes)

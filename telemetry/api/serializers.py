@@ -6,9 +6,17 @@ from telemetry.models import SlaBreach
 
 
 class AcceptedSerializer(serializers.Serializer):
-    batch_id = serializers.IntegerField()
+    batch_id = serializers.IntegerField(
+        allow_null=True, help_text="Null when nothing in the request was for a known node."
+    )
     samples = serializers.IntegerField(help_text="Samples (node and time pairs) in the batch.")
     values = serializers.IntegerField(help_text="Metric values in the batch.")
+    skipped_series = serializers.IntegerField(
+        help_text="Remote-write series not stored: no known node matched their labels."
+    )
+    unknown_nodes = serializers.ListField(
+        child=serializers.CharField(), help_text="The first few instance names skipped."
+    )
 
 
 class SampleSerializer(serializers.Serializer):

@@ -58,7 +58,13 @@ class _IngestView(APIView):
         body = request.data if isinstance(request.data, bytes) else b""
         accepted = batch_accept(kind=self.kind, body=body, node=node)
         return Response(
-            {"batch_id": accepted.batch_id, "samples": accepted.samples, "values": accepted.values},
+            {
+                "batch_id": accepted.batch_id,
+                "samples": accepted.samples,
+                "values": accepted.values,
+                "skipped_series": accepted.skipped_series,
+                "unknown_nodes": accepted.unknown_nodes,
+            },
             status=status.HTTP_202_ACCEPTED,
         )
 

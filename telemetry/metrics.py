@@ -1,0 +1,16 @@
+"""Prometheus metrics of telemetry ingest, served at /metrics with the engine's (CONTRACTS §4).
+
+Registered in prometheus_client's default registry, like console/placement/metrics.py, so the
+same /metrics view (and its multiprocess mode) serves them.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter
+
+SERIES_SKIPPED = Counter(
+    "locus_telemetry_series_skipped_total",
+    "Pushed series not stored because no known node matched them (remote-write series of "
+    "other instances, or without an instance/node label), by ingest kind.",
+    ["kind"],
+)
