@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -64,8 +65,15 @@ def _progress() -> bool:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    # allow_nan=False: a report is JSON (CONTRACTS §3), and NaN or Infinity are not.
+    text = json.dumps(data, indent=2, allow_nan=False) + "\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputFileError(
+            str(path), [f"{path}: cannot write the report: {exc.strerror}"]
+        ) from exc
 
 
 def _policy_list(text: str) -> list[str]:
@@ -82,7 +90,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.report:
         _write_json(Path(args.report), report)
     else:
-        print(json.dumps(report, indent=2))
+        print(json.dumps(report, indent=2, allow_nan=False))
     print(format_table({args.policy: report}, None), file=sys.stderr)
     return 0
 
@@ -150,6 +158,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     from optimizer.rl.train import TrainConfig, train
 
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputFileError(args.out, [f"{out}: --out must be a directory, and this is a file"])
     config = TrainConfig(
         topology=args.topology,
         trace=args.trace,
@@ -187,12 +198,38 @@ def cmd_bench_scorer(args: argparse.Namespace) -> int:
     return 0
 
 
+def _number(text: str, kind: type[int] | type[float], *, low: float, strict: bool) -> Any:
+    """`text` as `kind`, finite and above `low` (at or above when not `strict`)."""
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value < low or (strict and value == low):
+        bound = f"{'>' if strict else '>='} {low:g}"
+        raise argparse.ArgumentTypeError(f"expected a finite number {bound}, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> float:
+    return float(_number(text, float, low=0, strict=True))
+
+
+def _count(text: str) -> int:
+    """A whole number >= 1 (timesteps, a request limit, repeats)."""
+    return int(_number(text, int, low=1, strict=False))
+
+
+def _natural(text: str) -> int:
+    """A whole number >= 0 (seeds, warm-start steps)."""
+    return int(_number(text, int, low=0, strict=False))
+
+
 def _floats(text: str) -> list[float]:
-    return [float(v) for v in text.split(",") if v.strip()]
+    return [_positive(v) for v in text.split(",") if v.strip()]
 
 
 def _ints(text: str) -> list[int]:
-    return [int(v) for v in text.split(",") if v.strip()]
+    return [_natural(v) for v in text.split(",") if v.strip()]
 
 
 def _common(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
@@ -205,13 +242,18 @@ def _common(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
     if trace:
         parser.add_argument("--trace", required=True, help="Azure .csv or Mooncake .jsonl")
     parser.add_argument(
-        "--load", type=float, default=1.0, help="scale the arrival rate (2 replays twice as fast)"
+        "--load",
+        type=_positive,
+        default=1.0,
+        help="scale the arrival rate (2 replays twice as fast)",
     )
-    parser.add_argument("--limit", type=int, default=None, help="use the first N requests")
+    parser.add_argument("--limit", type=_count, default=None, help="use the first N requests")
     parser.add_argument(
         "--events", default=None, help="YAML/JSON schedule of drain/cordon/fail/recover events"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed for sources, models, policies")
+    parser.add_argument(
+        "--seed", type=_natural, default=0, help="seed for sources, models, policies"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -238,15 +280,18 @@ def build_parser() -> argparse.ArgumentParser:
     tr = commands.add_parser("train", help="train a PPO placement policy and export scorer.pt")
     tr.add_argument("--topology", required=True, help="topology YAML (CONTRACTS §1)")
     tr.add_argument("--trace", required=True, help="training trace (.csv or .jsonl)")
-    tr.add_argument("--timesteps", type=int, default=500_000, help="PPO steps (decisions)")
+    tr.add_argument("--timesteps", type=_count, default=500_000, help="PPO steps (decisions)")
     tr.add_argument("--out", required=True, help="output directory (scorer.pt, policy.json)")
-    tr.add_argument("--seed", type=int, default=0, help="seed of everything random")
+    tr.add_argument("--seed", type=_natural, default=0, help="seed of everything random")
     tr.add_argument(
         "--teacher",
         default="slo-aware",
+        choices=("slo-aware", *POLICY_NAMES),
         help="rule the warm start imitates: slo-aware (optimizer.rl.teacher) or a heuristic",
     )
-    tr.add_argument("--bc-steps", type=int, default=100_000, help="warm-start decisions (0: none)")
+    tr.add_argument(
+        "--bc-steps", type=_natural, default=100_000, help="warm-start decisions (0: none)"
+    )
     tr.add_argument(
         "--eval-trace",
         default=None,
@@ -261,12 +306,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bs.add_argument("--topology", default=str(DEFAULT_TOPOLOGY), help="topology YAML")
     bs.add_argument("--policy", required=True, help="a directory written by train")
-    bs.add_argument("--repeats", type=int, default=2000, help="timed calls per measurement")
-    bs.add_argument("--seed", type=int, default=0, help="accepted for uniformity")
+    bs.add_argument("--repeats", type=_count, default=2000, help="timed calls per measurement")
+    bs.add_argument("--seed", type=_natural, default=0, help="accepted for uniformity")
     bs.set_defaults(func=cmd_bench_scorer)
 
     pol = commands.add_parser("policies", help="list the built-in policies")
-    pol.add_argument("--seed", type=int, default=0, help="accepted for uniformity")
+    pol.add_argument("--seed", type=_natural, default=0, help="accepted for uniformity")
     pol.set_defaults(func=cmd_policies)
 
     bench = commands.add_parser("bench", help="print sim_speedup per policy and trace")

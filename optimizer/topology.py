@@ -36,7 +36,8 @@ class Route(NamedTuple):
 
 
 class _Entry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # YAML's .inf and .nan are floats too: no fleet has infinite prices or latencies.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Site(_Entry):
@@ -336,6 +337,22 @@ def _reference_problems(t: Topology) -> Iterable[str]:
 # -- loading -------------------------------------------------------------------------------
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key given twice in one mapping is an error: the
+    safe loader keeps the last silently, so a second `nodes:` would drop the first list."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def _line_of(node: yaml.Node | None, loc: Sequence[str | int]) -> int | None:
     """The 1-based line of the YAML node at a pydantic error location, if it can be found."""
     for part in loc:
@@ -357,7 +374,7 @@ def _describe(error: dict[str, Any], raw: dict[str, Any]) -> tuple[str, tuple[st
     parts: list[str] = []
     entry_done = False
     for i, part in enumerate(loc):
-        if isinstance(part, int) and not entry_done:
+        if isinstance(part, int) and not entry_done and parts:
             section = loc[i - 1] if i else ""
             entry = raw.get(section, [None] * (part + 1)) if isinstance(section, str) else None
             item = entry[part] if isinstance(entry, list) and part < len(entry) else None
@@ -379,8 +396,8 @@ def _describe(error: dict[str, Any], raw: dict[str, Any]) -> tuple[str, tuple[st
 def parse_topology(text: str, path: str = "<topology>") -> Topology:
     """Parse topology YAML text; raise InputFileError listing every problem."""
     try:
-        tree = yaml.compose(text, Loader=yaml.SafeLoader)
-        raw = yaml.safe_load(text)
+        tree = yaml.compose(text, Loader=_UniqueKeyLoader)
+        raw = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "file"
@@ -411,6 +428,8 @@ def load_topology(path: str | Path) -> Topology:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputFileError(str(p), [f"{p}: cannot read file: {exc.strerror}"]) from exc
+    except UnicodeDecodeError as exc:
+        raise InputFileError(str(p), [f"{p}: not UTF-8 text ({exc.reason})"]) from exc
     return parse_topology(text, str(p))
 
 

@@ -122,6 +122,50 @@ def test_bad_inputs_print_error_and_exit_2(args: list[str], needle: str, capsys)
     assert err.startswith("error: ") and needle in err and "Traceback" not in err
 
 
+def test_a_report_that_cannot_be_written_is_an_error(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    argv = ["simulate", "--topology", str(FLEET_DEMO), "--trace", str(MOONCAKE)]
+    argv += ["--policy", "random", "--limit", "10", "--report", str(tmp_path)]
+    assert main(argv) == 2
+    assert "cannot write the report" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--seed", "-1"),
+        ("--load", "nan"),
+        ("--load", "0"),
+        ("--limit", "-5"),
+        ("--limit", "ten"),
+    ],
+)
+def test_bad_arguments_are_usage_errors(flag: str, value: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    argv = ["simulate", "--topology", str(FLEET_DEMO), "--trace", str(MOONCAKE)]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--policy", "random", flag, value])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"), [("--timesteps", "0"), ("--teacher", "nosuch"), ("--eval-seeds", "-1")]
+)
+def test_bad_training_arguments_are_usage_errors(flag: str, value: str, tmp_path: Path) -> None:
+    argv = ["train", "--topology", str(FLEET_DEMO), "--trace", str(MOONCAKE)]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--out", str(tmp_path / "out"), flag, value])
+    assert exit_info.value.code == 2
+
+
+def test_train_refuses_a_file_as_its_output_directory(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "taken"
+    out.write_text("x")
+    argv = ["train", "--topology", str(FLEET_DEMO), "--trace", str(MOONCAKE), "--out", str(out)]
+    assert main(argv) == 2
+    assert "--out must be a directory" in capsys.readouterr().err
+
+
 def test_policies_command_lists_the_builtins(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["policies"]) == 0
     assert "kv-aware" in capsys.readouterr().out.split()

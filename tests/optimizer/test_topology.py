@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 import yaml
@@ -76,3 +77,32 @@ def test_routes_are_symmetric_and_missing_pairs_unreachable() -> None:
     assert topo.routes[("muc-edge", "fra-core")] == topo.routes[("fra-core", "muc-edge")]
     assert ("muc-device", "use-cloud") not in topo.routes
     assert topo.rtt_ms("muc-device", "use-cloud") is None
+
+
+def test_a_key_given_twice_is_an_error_naming_its_line() -> None:
+    text = yaml.safe_dump(TINY, sort_keys=False) + "nodes: []\n"
+    last_line = text.count("\n")
+    with pytest.raises(
+        InputFileError, match=rf"bad.yaml: line {last_line}: .*duplicate key 'nodes'"
+    ):
+        parse_topology(text, "bad.yaml")
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan")])
+def test_infinite_or_nan_numbers_are_refused(value: float) -> None:
+    data = copy.deepcopy(TINY)
+    data["nodes"][0]["usd_per_hour"] = value
+    message = _problems(data)
+    assert "nodes[0] (edge-s)" in message and "usd_per_hour" in message
+
+
+def test_a_non_string_top_level_key_is_reported_not_a_crash() -> None:
+    data = {**copy.deepcopy(TINY), 1: "x"}
+    assert "bad.yaml" in _problems(data)
+
+
+def test_a_topology_that_is_not_text_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_bytes(b"version: 1\n\xff\xfe")
+    with pytest.raises(InputFileError, match=r"t.yaml: not UTF-8 text"):
+        load_topology(path)
