@@ -5,7 +5,11 @@ feature module (`optimizer.features.candidate_rows`, the rows the live engine co
 candidates in the first rows and a last column of 1 for a valid row (GUIDE, RL notes).
 Action: `Discrete(max_nodes)`, the index of the chosen candidate; `action_masks()` marks the
 valid rows for sb3-contrib's MaskablePPO (masking learns far better than penalising invalid
-actions). Arrivals with no candidate at all are rejected by the simulator and never shown.
+actions). Arrivals with no candidate at all are rejected by the simulator and never shown
+(their miss is charged as in the simulator's evaluation). A sampled episode none of whose
+arrivals has a candidate is drawn again, up to `RESET_DRAWS` times; if it stays empty (or a
+fixed scenario is), `reset` returns an all-invalid observation and the first `step`, whatever
+its action, ends the episode (`truncated=True`, reward 0).
 
 Reward, between one decision and the next (its sum over an episode tracks what users feel):
 - latency: minus the request-time spent in the system, `dt x requests in system`, in
@@ -41,6 +45,8 @@ from optimizer.topology import Topology
 from optimizer.traces import TraceRequest
 
 ROW_WIDTH = N_FEATURES + 1  # features plus the validity column
+RESET_DRAWS = 16
+"""Scenarios `reset` draws at most to find one with a decision to take."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +132,16 @@ class PlacementEnv(gym.Env[np.ndarray, np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
-        scenario = self.fixed_scenario or sample_scenario(
-            self.trace, self.topology, self.scenarios, self.np_random
-        )
+        for _ in range(1 if self.fixed_scenario is not None else RESET_DRAWS):
+            scenario = self.fixed_scenario or sample_scenario(
+                self.trace, self.topology, self.scenarios, self.np_random
+            )
+            if self._start(scenario):
+                break
+        return self._observe(), self._info(0.0)
+
+    def _start(self, scenario: Scenario) -> bool:
+        """Set up a run of `scenario` and advance to its first decision; False if none."""
         self.scenario = scenario
         self._teacher = get_teacher(self.teacher_name, self.topology)
         self.sim = Simulator(
@@ -152,11 +165,14 @@ class PlacementEnv(gym.Env[np.ndarray, np.int64]):
         self._cost_1k = 0.0
         self._last_a = 0.0
         self._end_s = scenario.arrival_s[-1]
-        self._next_decision()
-        return self._observe(), self._info(0.0)
+        return self._next_decision()
 
     def step(self, action: np.int64 | int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         assert self.sim is not None, "call reset() first"
+        if self._request is None:
+            # No decision awaits: no arrival of this episode had a candidate (see the module
+            # docstring), or it has ended already. End it without placing anything.
+            return self._observe(), 0.0, False, True, self._info(0.0)
         index = int(action)
         if not self._mask[index]:
             # Under masking this never happens; an unmasked sampler (check_env) gets the
@@ -183,8 +199,10 @@ class PlacementEnv(gym.Env[np.ndarray, np.int64]):
 
     # -- helpers for imitation and evaluation ---------------------------------------------------
     def teacher_action(self) -> int:
-        """The teacher heuristic's choice for the current request."""
-        assert self._request is not None
+        """The teacher heuristic's choice for the current request; 0 when no request awaits a
+        decision (`step` then ends the episode whatever the action)."""
+        if self._request is None:
+            return 0
         return self._teacher.choose(self._request, self._candidates, self.topology)
 
     @property

@@ -21,6 +21,13 @@ from optimizer.rl.network import DeepSetsPolicy
 
 # A feature whose spread is below this is left unscaled (tier one-hots in a one-tier fleet).
 _MIN_SCALE = 1e-3
+# Episodes in a row without a single decision (each already drawn up to RESET_DRAWS times by
+# the environment) after which `collect` gives up.
+_MAX_EMPTY_EPISODES = 8
+
+
+class NoDecisionsError(ValueError):
+    """The environment's scenarios offer no decision: no arrival has a candidate node."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,15 +47,27 @@ def collect(
     gamma: float,
     progress: Callable[[int], None] | None = None,
 ) -> Demonstrations:
-    """Roll the teacher out for `steps` decisions over episodes seeded from `seed`."""
+    """Roll the teacher out for `steps` decisions over episodes seeded from `seed`. Episodes
+    without a decision (every arrival rejected) are skipped; `NoDecisionsError` is raised when
+    `_MAX_EMPTY_EPISODES` of them come in a row, naming the reasons of the rejections."""
     obs_list: list[np.ndarray] = []
     masks: list[np.ndarray] = []
     actions: list[int] = []
     returns: list[float] = []
-    episode = 0
+    episode = empty = 0
     while len(actions) < steps:
         obs, _ = env.reset(seed=seed + episode)
         episode += 1
+        if env.current[0] is None:
+            empty += 1
+            if empty >= _MAX_EMPTY_EPISODES:
+                reasons = env.sim.reject_reasons if env.sim is not None else {}
+                raise NoDecisionsError(
+                    f"no request of {empty} training episodes in a row could be placed on any "
+                    f"node (rejected for: {', '.join(sorted(reasons)) or 'no reason given'})"
+                )
+            continue
+        empty = 0
         rewards: list[float] = []
         done = False
         while not done and len(actions) < steps:

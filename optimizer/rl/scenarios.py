@@ -11,7 +11,9 @@ Each episode draws, from the environment's seeded generator:
   pool of Zipf-popular "documents" (system prompts, RAG contexts, chat histories), because a
   trace without prefix ids (Azure) would otherwise never move the prefix features;
 - with probability `cordon_probability`, a few nodes cordoned from the start, so the policy sees
-  fleets of different shapes (the network does not depend on the number of nodes).
+  fleets of different shapes (the network does not depend on the number of nodes); never more
+  than the fleet has, and never every active node that serves the workload's models, so a
+  small fleet keeps a node able to serve.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ class ScenarioConfig:
     documents: int = 200
     """Size of the pool of shared documents (drawn Zipf-like, exponent 1)."""
     cordon_probability: float = 0.3
-    """Chance that an episode starts with 1 to 3 random nodes cordoned."""
+    """Chance that an episode starts with 1 to 3 random nodes cordoned (fewer on a small fleet:
+    at least one node able to serve is always left)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +90,24 @@ def _blocks(
     return tuple(ids)
 
 
+def _cordoned(topology: Topology, rng: np.random.Generator) -> list[str]:
+    """Names of 1 to 3 random nodes to cordon, capped by the number of nodes, sparing the last
+    picked of the nodes able to serve (active, running a workload model) when all of them were
+    picked: an episode in which every arrival is rejected teaches nothing.
+
+    Where the picks leave a node able to serve (every fleet of more than 3 such nodes, such as
+    fleet-demo), the draws and the result are those of a plain `rng.choice`, so training on such
+    fleets is reproduced exactly."""
+    names = [n.name for n in topology.nodes]
+    count = min(int(rng.integers(1, 4)), len(names))
+    picked = [str(name) for name in rng.choice(names, size=count, replace=False)]
+    wanted = {name for name, _ in topology.model_shares()}
+    able = {n.name for n in topology.nodes if n.state == "active" and wanted & set(n.models)}
+    if able and able <= set(picked):
+        picked.remove(next(name for name in reversed(picked) if name in able))
+    return picked
+
+
 def sample_scenario(
     trace: list[TraceRequest],
     topology: Topology,
@@ -114,9 +135,7 @@ def sample_scenario(
     requests = draw_requests(scaled, topology, int(rng.integers(0, 2**31 - 1)))
     events: list[ScheduledEvent] = []
     if rng.random() < config.cordon_probability:
-        count = int(rng.integers(1, 4))
-        names = rng.choice([n.name for n in topology.nodes], size=count, replace=False)
-        events = [ScheduledEvent(0.0, str(name), "cordon") for name in names]
+        events = [ScheduledEvent(0.0, name, "cordon") for name in _cordoned(topology, rng)]
     return Scenario(
         requests=requests,
         arrival_s=[r.arrival_s for r in scaled],

@@ -26,19 +26,26 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from optimizer.decision import NodeView, PlacementRequest
+from optimizer.errors import InputFileError
 from optimizer.features import FEATURE_VERSION, candidate_rows
 from optimizer.policies import POLICY_NAMES, Policy
 from optimizer.report import build_report
 from optimizer.rl.env import PlacementEnv, RewardConfig
 from optimizer.rl.evaluate import evaluate_policy, evaluation_record, format_evaluation
 from optimizer.rl.export import export_scorer, load_trained_policy, write_policy_json
-from optimizer.rl.imitation import clone, collect, fit_normalisation
+from optimizer.rl.imitation import (
+    Demonstrations,
+    NoDecisionsError,
+    clone,
+    collect,
+    fit_normalisation,
+)
 from optimizer.rl.network import CandidateScorer, DeepSetsPolicy
 from optimizer.rl.scenarios import Scenario, ScenarioConfig, sample_scenario
 from optimizer.rl.teacher import SLO_AWARE, TEACHER_NAMES, get_teacher
-from optimizer.sim import simulate
+from optimizer.sim import Simulator, simulate
 from optimizer.topology import Topology, load_topology
-from optimizer.traces import load_trace
+from optimizer.traces import TraceRequest, draw_requests, load_trace
 
 ProgressFn = Callable[[float, str], None]
 
@@ -164,6 +171,33 @@ def _validate(topology: Topology, policy: Policy, scenarios: list[Scenario]) -> 
     }
 
 
+def _unservable(config: TrainConfig, detail: str) -> InputFileError:
+    """The error for a (valid) topology on which the trace offers no decision to learn."""
+    return InputFileError(
+        config.topology,
+        [
+            f"{config.topology}: cannot train on {config.trace}: {detail}; check the nodes' "
+            "models and states, the links, and the residency of the sources' SLOs"
+        ],
+    )
+
+
+def _check_servable(config: TrainConfig, topology: Topology, trace: list[TraceRequest]) -> None:
+    """Refuse at once a topology on which none of the trace's first `window` requests (with
+    sources and models drawn with the run's seed) has a candidate node: training would see no
+    decision. Stops at the first request that has one."""
+    items = trace[: config.window]
+    requests = draw_requests(items, topology, config.seed)
+    teacher = get_teacher(config.teacher, topology)
+    sim = Simulator(topology, teacher, requests, [r.arrival_s for r in items])
+    if any(sim.candidates(rid) for rid in range(len(requests))):
+        return
+    reasons = ", ".join(sorted(sim.reject_reasons))
+    raise _unservable(
+        config, f"no node can serve any of its first {len(requests)} requests ({reasons})"
+    )
+
+
 def _score(metrics: dict[str, float], p95_weight: float) -> float:
     """Validation objective: attainment first, then `p95_weight` per unit of log p95 TTFT and
     0.1 point per USD per 1k. Attainment alone prefers parking hopeless requests on a node
@@ -236,6 +270,7 @@ def train(config: TrainConfig, progress: ProgressFn | None = None) -> TrainResul
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     topology = load_topology(config.topology)
     trace = load_trace(config.trace)
+    _check_servable(config, topology, trace)
     scenario_config = ScenarioConfig(window=config.window)
 
     # Progress: imitation, PPO and the final evaluation, weighted by rough wall time.
@@ -307,6 +342,15 @@ def train(config: TrainConfig, progress: ProgressFn | None = None) -> TrainResul
     # 1. Warm start by behaviour cloning of the teacher.
     bc_metrics: dict[str, float] = {}
     demo_env = make_env(10_000)()
+
+    def demonstrations(steps: int, tick: Callable[[int], None] | None = None) -> Demonstrations:
+        try:
+            return collect(demo_env, steps, config.seed + 20_000, config.gamma, tick)
+        except NoDecisionsError as exc:
+            # Requests that fit unscaled but no longer do in training scenarios (for example
+            # prompts scaled past every node's KV room): nothing to learn either.
+            raise _unservable(config, str(exc)) from exc
+
     if config.bc_steps:
         count = [0]
 
@@ -315,12 +359,12 @@ def train(config: TrainConfig, progress: ProgressFn | None = None) -> TrainResul
             if count[0] % 2048 == 0:
                 report("bc", 0.8 * count[0] / config.bc_steps, "imitation: collecting")
 
-        demos = collect(demo_env, config.bc_steps, config.seed + 20_000, config.gamma, tick)
+        demos = demonstrations(config.bc_steps, tick)
         policy.deep_sets.set_normalisation(*fit_normalisation(demos))
         bc_metrics = clone(policy, demos, epochs=config.bc_epochs, seed=config.seed)
         report("bc", 1.0, f"imitation: agreement {bc_metrics['bc_agreement']:.1%}")
     else:
-        demos = collect(demo_env, 4096, config.seed + 20_000, config.gamma)
+        demos = demonstrations(4096)
         policy.deep_sets.set_normalisation(*fit_normalisation(demos))
     teacher_metrics = _validate(topology, get_teacher(config.teacher, topology), val_scenarios)
     start_metrics = validate()
