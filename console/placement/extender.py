@@ -171,7 +171,7 @@ def _pod_input(pod: dict[str, Any]) -> DecisionInput | None:
         ),
     }
     try:
-        body = PlacementRequestBody.model_validate(data)
+        body = PlacementRequestBody.model_validate(data, strict=False)  # annotations are strings
     except ValidationError as exc:
         raise _annotation_error(
             [

@@ -9,11 +9,12 @@ The body parsing, the engine call and the answers are the DRF views' own
 (`api/handlers.py`), and errors use the API's one error shape.
 
 Everything else goes to `fallback` (Django): sessions, unknown or cold keys, roles without
-the right, hosts outside ALLOWED_HOSTS, and the first request before the engine holds a
-snapshot. So authentication, access rules and error shapes stay defined once, in Django; this
-path only serves requests Django would have served with 200, 400 or 503, with the headers
-Django's SecurityMiddleware would have added, and answers an unexpected exception as Django's
-`handler500` does on the API's paths (`console.api.errors.server_error`).
+the right, hosts outside ALLOWED_HOSTS, bodies not declared `application/json`, and the first
+request before the engine holds a snapshot. So authentication, access rules and error shapes
+stay defined once, in Django; this path only serves requests Django would have served with
+200, 400 or 503, with the headers Django's SecurityMiddleware would have added, and answers an
+unexpected exception as Django's `handler500` does on the API's paths
+(`console.api.errors.server_error`).
 
 Batches of up to INLINE_BATCH_MAX requests (about 70 µs of CPU each) are decided on the loop
 too. A larger batch runs in a worker thread: with the GIL that does not make it any cheaper,
@@ -148,6 +149,9 @@ class DecisionFastPath:
         token = _bearer_key(scope)
         if token is None or not _host_allowed(_header(scope, b"host") or ""):
             return False
+        media_type = (_header(scope, b"content-type") or "").partition(";")[0].strip().lower()
+        if media_type != "application/json":
+            return False  # Django answers what DRF's parsers make of it (415 for most)
         entry = keyring.cached(digest_of(token))
         return (
             entry is not None

@@ -51,6 +51,9 @@ FALLBACKS = Counter(
     "heuristic, by reason (scorer_error, scorer_slow).",
     ["reason"],
 )
+# Known label values start at 0, so a dashboard's rate() works before the first fallback.
+for _reason in ("scorer_error", "scorer_slow"):
+    FALLBACKS.labels(reason=_reason)
 BREAKER_TRIPS = Counter("locus_breaker_trips_total", "Circuit breakers opened.", ["node"])
 BREAKER_OPEN = Gauge(
     "locus_breakers_open", "Nodes whose breaker is open now.", multiprocess_mode="max"

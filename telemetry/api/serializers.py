@@ -47,7 +47,15 @@ class SeriesQuerySerializer(serializers.Serializer):
                 "step": data.get("step"),
             }
             data = {k: v for k, v in data.items() if v not in (None, "")}
-        return super().to_internal_value(data)
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            # Errors name the parameters the caller sent.
+            url_names = {"start": "from", "end": "to"}
+            detail = exc.detail if isinstance(exc.detail, dict) else {}
+            raise serializers.ValidationError(
+                {url_names.get(k, k): v for k, v in detail.items()} or exc.detail
+            ) from None
 
 
 class SeriesSerializer(serializers.Serializer):

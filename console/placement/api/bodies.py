@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from rest_framework import exceptions
 
 MAX_PREFIX_HASHES = 4096  # 2M tokens of 512-token blocks: beyond any context window
@@ -19,9 +27,11 @@ Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 
 
 class PlacementRequestBody(BaseModel):
-    """POST /api/v1/placements (CONTRACTS §4)."""
+    """POST /api/v1/placements (CONTRACTS §4). Strict: `"1800"` is not a token count and
+    `"yes"` not a boolean (the scheduler extender, whose annotations are strings, validates
+    with `strict=False`)."""
 
-    model_config = ConfigDict(extra="ignore", protected_namespaces=())
+    model_config = ConfigDict(extra="ignore", protected_namespaces=(), strict=True)
 
     model: str = Field(min_length=1, max_length=200)
     source: str | None = Field(
@@ -61,11 +71,19 @@ class PlacementBatchBody(BaseModel):
 class OutcomeBody(BaseModel):
     """POST /api/v1/placements/{decision_id}/outcome."""
 
-    model_config = ConfigDict(allow_inf_nan=False)
+    model_config = ConfigDict(allow_inf_nan=False, strict=True)
 
     ok: bool
     ttft_ms: float | None = Field(default=None, ge=0)
     e2e_ms: float | None = Field(default=None, ge=0)
+
+    @field_validator("e2e_ms")
+    @classmethod
+    def _e2e_includes_ttft(cls, e2e_ms: float | None, info: ValidationInfo) -> float | None:
+        ttft_ms = info.data.get("ttft_ms")
+        if e2e_ms is not None and ttft_ms is not None and e2e_ms < ttft_ms:
+            raise ValueError("The end-to-end latency includes the TTFT, so cannot be less.")
+        return e2e_ms
 
 
 Body = TypeVar("Body", bound=BaseModel)

@@ -272,7 +272,7 @@ def test_the_overview_gives_rate_and_attainment_per_slo(
         decision = service.post("/api/v1/placements", INTERACTIVE, format="json").json()
         service.post(
             f"/api/v1/placements/{decision['decision_id']}/outcome",
-            {"ttft_ms": ttft, "e2e_ms": 1000, "ok": True},
+            {"ttft_ms": ttft, "e2e_ms": 9000, "ok": True},
             format="json",
         )
     example_engine.recorder.flush()
@@ -299,3 +299,32 @@ def test_the_background_refresh_rebuilds_the_topology_only_after_an_inventory_wr
     topology = example_engine.engine.snapshot.topology
     assert topology is not first
     assert topology.node_by_name["muc-l4-1"].usd_per_hour == 0.95
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"ok": "yes"}, "ok"),
+        ({"ok": True, "ttft_ms": "300"}, "ttft_ms"),
+        ({"ok": True, "ttft_ms": 900, "e2e_ms": 800}, "e2e_ms"),
+    ],
+)
+def test_outcomes_are_checked_strictly(
+    example_engine: Any, client_for: Any, body: dict[str, Any], field: str
+) -> None:
+    service = client_for("service")
+    decision = service.post("/api/v1/placements", INTERACTIVE, format="json").json()
+    response = service.post(
+        f"/api/v1/placements/{decision['decision_id']}/outcome", body, format="json"
+    )
+    assert response.status_code == 400 and field in response.json()["errors"]
+
+
+@pytest.mark.parametrize(("field", "value"), [("prompt_tokens", "1800"), ("explain", "yes")])
+def test_placement_fields_are_not_coerced(
+    example_engine: Any, client_for: Any, field: str, value: str
+) -> None:
+    response = client_for("service").post(
+        "/api/v1/placements", {**INTERACTIVE, field: value}, format="json"
+    )
+    assert response.status_code == 400 and field in response.json()["errors"]

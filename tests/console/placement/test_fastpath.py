@@ -39,8 +39,9 @@ def _call(
     method: str = "POST",
     host: str = "localhost:8000",
     seen_headers: dict[bytes, bytes] | None = None,
+    content_type: str = "application/json",
 ) -> tuple[int, Any]:
-    headers = [(b"content-type", b"application/json"), (b"host", host.encode())]
+    headers = [(b"content-type", content_type.encode()), (b"host", host.encode())]
     if key is not None:
         headers.append((b"authorization", f"Bearer {key}".encode()))
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
@@ -141,7 +142,8 @@ def test_a_batch_is_answered_in_order(example_engine: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "case", ["no key", "cold key", "viewer key", "other route", "GET", "foreign host"]
+    "case",
+    ["no key", "cold key", "viewer key", "other route", "GET", "foreign host", "text body"],
 )
 def test_anything_else_goes_to_django(case: str, example_engine: Any) -> None:
     fallback = Fallback()
@@ -157,6 +159,7 @@ def test_anything_else_goes_to_django(case: str, example_engine: Any) -> None:
         key,
         method="GET" if case == "GET" else "POST",
         host="evil.example" if case == "foreign host" else "127.0.0.1:8000",
+        content_type="text/plain" if case == "text body" else "application/json",
     )
     assert status == 299 and fallback.calls == 1
 
