@@ -315,9 +315,9 @@ class Engine:
         """The policy's scores, or the fallback heuristic's when the scorer fails, is slow
         or cannot be loaded; the caller never sees an error for that."""
         if ref.key != self.fallback.key and self.guard.usable(ref.key):
-            started = time.perf_counter()
             try:
                 policy = self._load_policy(ref, snap)
+                started = time.perf_counter()  # scoring is timed, loading is not
                 scores = np.asarray(
                     policy.scores(request, candidates, snap.topology), dtype=np.float64
                 )

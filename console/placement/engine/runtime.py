@@ -81,6 +81,7 @@ class Runtime:
         self.recorder.tick_hooks.append(self._flush_shadow)
         self._shadow_totals: dict[int, list[float]] = {}
         self._policies: dict[tuple[str, int], Policy] = {}
+        self._unloadable: set[str] = set()
         self._recent: OrderedDict[str, RecentDecision] = OrderedDict()
         self._outcome_lock = threading.Lock()
         self._counters: dict[tuple[str, str], Any] = {}
@@ -128,6 +129,7 @@ class Runtime:
             # unreachable (it reads as empty then): keep the last readings, which age into
             # staleness on their own, rather than placing as if the fleet were idle.
             snapshot = dataclasses.replace(snapshot, loads=previous.loads)
+        self._preload_policies(snapshot)
         self.engine.install(snapshot)
         self.last_refresh_error = ""
         BREAKER_OPEN.set(len(self.breakers.open_nodes()))
@@ -229,17 +231,37 @@ class Runtime:
 
     # -- policies and breakers -------------------------------------------------------------
     def _policy(self, ref: PolicyRef, snapshot: Snapshot) -> Policy:
-        """Loaded policies, cached per topology (heuristics such as round-robin hold state
-        tied to the node list); loading happens at most once per snapshot generation."""
-        key = (ref.key, id(snapshot.topology))
+        """Loaded policies. Heuristics are cached per topology (some, such as round-robin,
+        hold state tied to the node list); trained scorers do not depend on it and are kept
+        while the rollout uses them, so an inventory change never reloads one."""
+        key = _policy_key(ref, snapshot)
         policy = self._policies.get(key)
         if policy is None:
-            self._policies = {
-                k: v for k, v in self._policies.items() if k[1] == id(snapshot.topology)
-            }
             policy = load_policy(ref.spec, snapshot.topology, seed=0)
+            self._policies = {
+                k: v for k, v in self._policies.items() if k[1] in (0, id(snapshot.topology))
+            }
             self._policies[key] = policy
         return policy
+
+    def _preload_policies(self, snapshot: Snapshot) -> None:
+        """Load the rollout's policies before the snapshot serves, on the refresh thread:
+        loading a TorchScript scorer takes far longer than a decision may. Trained scorers
+        the rollout no longer uses are dropped. A policy that fails to load is left to the
+        request path, whose scorer guard falls back and counts it."""
+        rollout = snapshot.rollout
+        refs = [r for r in (rollout.active, rollout.canary, rollout.shadow) if r is not None]
+        in_use = {_policy_key(r, snapshot) for r in refs}
+        self._policies = {k: v for k, v in self._policies.items() if k[1] != 0 or k in in_use}
+        for ref in refs:
+            try:
+                self._policy(ref, snapshot)
+            except Exception as exc:
+                if ref.key not in self._unloadable:  # once, not every refresh
+                    logger.warning("cannot load policy %s (%s): %s", ref.key, ref.spec, exc)
+                    self._unloadable.add(ref.key)
+            else:
+                self._unloadable.discard(ref.key)
 
     def _breaker_moved(self, node: str, before: str, after: str, why: str) -> None:
         if after == OPEN:
@@ -247,6 +269,10 @@ class Runtime:
         at = utcnow()
         logger.info("breaker %s: %s -> %s (%s)", node, before, after, why)
         self.recorder.later(lambda: _store_breaker_move(node, before, after, why, at))
+
+
+def _policy_key(ref: PolicyRef, snapshot: Snapshot) -> tuple[str, int]:
+    return (ref.key, 0 if ref.learned else id(snapshot.topology))
 
 
 def _breaker_config() -> BreakerConfig:

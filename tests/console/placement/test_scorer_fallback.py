@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from console.placement.engine.runtime import runtime
+from console.placement.engine.scorer_guard import ScorerGuard
 from console.placement.engine.snapshot import PolicyRef, Rollout
 from optimizer.policies import Policy
 from tests.console.placement.conftest import SMALL_REQUEST
@@ -64,12 +65,52 @@ def test_a_slow_scorer_is_bypassed_after_its_average_exceeds_the_budget(
     )
     _serve(slow)
     service = client_for("service")
-    first = service.post("/api/v1/placements", REQUEST, format="json").json()
-    assert first["policy"]["name"] == "ppo" and "degraded" not in first
+    # The warm-up calls are served and not measured, the next one is measured over budget.
+    for _ in range(example_engine.engine.guard.warmup_calls + 1):
+        served = service.post("/api/v1/placements", REQUEST, format="json").json()
+        assert served["policy"]["name"] == "ppo" and "degraded" not in served
     before = _fallbacks("scorer_slow")
     then = service.post("/api/v1/placements", REQUEST, format="json").json()
     assert then["policy"]["name"] == "least-loaded" and then["degraded"] == "scorer_slow"
     assert _fallbacks("scorer_slow") == before + 1
+
+
+def test_warm_up_and_loading_are_not_held_against_a_scorer() -> None:
+    """A scorer whose first calls are slow (TorchScript optimising itself) and which then
+    scores well within budget is never bypassed, nor after a cooldown."""
+    guard = ScorerGuard(budget_s=0.002)
+    for elapsed in (1.5, 0.05, 0.01):
+        guard.succeeded("ppo@1", elapsed)
+    for _ in range(100):
+        guard.succeeded("ppo@1", 0.0003)
+    assert guard.usable("ppo@1") and not guard.slow("ppo@1")
+    guard.succeeded("ppo@1", 0.5)  # one pause moves the average by a twentieth of itself
+    assert guard.slow("ppo@1")  # 25 ms average: over budget
+    guard._health["ppo@1"].bypass_until = 0.0  # the cooldown has passed
+    for elapsed in (0.02, 0.01, 0.005, 0.0003, 0.0003):
+        guard.succeeded("ppo@1", elapsed)
+    assert guard.usable("ppo@1") and not guard.slow("ppo@1")
+
+
+def test_trained_scorers_load_off_the_request_path_and_survive_inventory_changes(
+    example_engine: Any, monkeypatch: Any, tmp_path: Any
+) -> None:
+    loads: list[str] = []
+    fake = PolicyRef(name="ppo", version="1", spec=str(tmp_path / "scorer-dir"))
+
+    def load(spec: str, topology: Any, seed: int = 0) -> Policy:
+        loads.append(spec)
+        return _Slow()
+
+    monkeypatch.setattr("console.placement.engine.runtime.load_policy", load)
+    snap = example_engine.engine.snapshot
+    with_fake = dataclasses.replace(snap, rollout=Rollout(active=fake))
+    example_engine._preload_policies(with_fake)
+    assert loads == [fake.spec]  # loaded before serving
+    rebuilt = dataclasses.replace(with_fake, topology=snap.topology.model_copy())
+    example_engine._preload_policies(rebuilt)
+    assert example_engine._policy(fake, rebuilt) is not None
+    assert loads == [fake.spec]  # a new topology does not reload a trained scorer
 
 
 def test_a_heuristic_is_never_bypassed_for_being_slow(example_engine: Any, client_for: Any) -> None:
