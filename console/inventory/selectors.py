@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+from pydantic import ValidationError
 
 from console.inventory.models import (
     Accelerator,
@@ -16,15 +19,58 @@ from console.inventory.models import (
     Source,
     WorkloadShare,
 )
-from optimizer.topology import Topology
+from optimizer.errors import InputFileError
+from optimizer.topology import Topology, _describe
+
+
+class InvalidInventory(InputFileError):
+    """The inventory is not a valid topology; `problems` says why, one line per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("inventory", problems)
 
 
 def inventory_topology() -> Topology:
     """The whole inventory as a validated Topology (the file format of CONTRACTS §1).
 
     This is what `dump_topology` writes and what evaluations hand to the simulator, so the
-    console and the optimizer always see the same fleet.
+    console and the optimizer always see the same fleet. Raises InvalidInventory, listing
+    every problem, if the inventory is not a valid topology.
     """
+    data = _inventory_data()
+    try:
+        return Topology.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidInventory(_problems(exc, data)) from exc
+
+
+def inventory_problems() -> list[str]:
+    """Why the inventory is not a valid topology: one line per problem, none if it is."""
+    try:
+        inventory_topology()
+    except InvalidInventory as exc:
+        return exc.problems
+    return []
+
+
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def _problems(exc: ValidationError, data: dict[str, Any]) -> list[str]:
+    """The topology file's problem lines, without list positions: an entry's position in a
+    dump of the inventory means nothing to its reader (and shifts with every write), its
+    name does."""
+    problems: list[str] = []
+    for error in exc.errors():
+        message, loc = _describe(dict(error), data)
+        if not loc and error["type"] == "value_error":
+            problems += message.removeprefix("Value error, ").splitlines()
+        else:
+            problems.append(message)
+    return [_INDEX.sub("", p) for p in problems]
+
+
+def _inventory_data() -> dict[str, Any]:
     data: dict[str, Any] = {
         "version": 1,
         "sites": [
@@ -75,7 +121,7 @@ def inventory_topology() -> Topology:
     shares = list(WorkloadShare.objects.select_related("model"))
     if shares:
         data["workload"] = {"models": [{"name": w.model.name, "share": w.share} for w in shares]}
-    return Topology.model_validate(data)
+    return data
 
 
 def _node_entry(node: Node) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rest_framework import serializers
+from rest_framework.validators import UniqueValidator
 
 from console.inventory.models import (
     Accelerator,
@@ -17,6 +18,7 @@ from console.inventory.models import (
     Source,
     WorkloadShare,
 )
+from console.inventory.names import name_problem
 from optimizer.topology import GIB
 
 
@@ -24,7 +26,17 @@ def _by_name(queryset: Any, **kwargs: Any) -> serializers.SlugRelatedField:
     return serializers.SlugRelatedField(slug_field="name", queryset=queryset, **kwargs)
 
 
-class SiteSerializer(serializers.ModelSerializer):
+class _NamedSerializer(serializers.ModelSerializer):
+    """An entry with a name: the name follows the inventory's one name rule (names.py)."""
+
+    def validate_name(self, value: str) -> str:
+        problem = name_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
+
+
+class SiteSerializer(_NamedSerializer):
     class Meta:
         model = Site
         fields = ["id", "name", "tier", "region", "jurisdiction"]
@@ -64,14 +76,14 @@ class LinkSerializer(serializers.ModelSerializer):
         return attrs
 
 
-class AcceleratorSerializer(serializers.ModelSerializer):
+class AcceleratorSerializer(_NamedSerializer):
     class Meta:
         model = Accelerator
         fields = ["id", "name", "memory_gib"]
         extra_kwargs = {"memory_gib": {"min_value": 0.001}}
 
 
-class ServedModelSerializer(serializers.ModelSerializer):
+class ServedModelSerializer(_NamedSerializer):
     class Meta:
         model = ServedModel
         fields = ["id", "name", "memory_gib", "kv_bytes_per_token"]
@@ -101,7 +113,7 @@ class ProfileSerializer(serializers.ModelSerializer):
         }
 
 
-class NodeSerializer(serializers.ModelSerializer):
+class NodeSerializer(_NamedSerializer):
     site = _by_name(Site.objects.all())
     tier = serializers.CharField(source="site.tier", read_only=True)
     accelerator = _by_name(Accelerator.objects.all())
@@ -183,7 +195,7 @@ class NodeActionSerializer(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
 
 
-class SloSerializer(serializers.ModelSerializer):
+class SloSerializer(_NamedSerializer):
     class Meta:
         model = Slo
         fields = [
@@ -203,7 +215,7 @@ class SloSerializer(serializers.ModelSerializer):
         }
 
 
-class SourceSerializer(serializers.ModelSerializer):
+class SourceSerializer(_NamedSerializer):
     site = _by_name(Site.objects.all())
     slo = _by_name(Slo.objects.all())
 
@@ -214,7 +226,16 @@ class SourceSerializer(serializers.ModelSerializer):
 
 
 class WorkloadShareSerializer(serializers.ModelSerializer):
-    model = _by_name(ServedModel.objects.all())
+    # Declaring the field drops the validator DRF derives from the one-to-one key: restore it,
+    # so a second share for a model is a field error and not an IntegrityError.
+    model = _by_name(
+        ServedModel.objects.all(),
+        validators=[
+            UniqueValidator(
+                queryset=WorkloadShare.objects.all(), message="This model already has a share."
+            )
+        ],
+    )
 
     class Meta:
         model = WorkloadShare

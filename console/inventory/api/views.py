@@ -29,13 +29,36 @@ from console.inventory.models import (
     Source,
     WorkloadShare,
 )
-from console.inventory.selectors import inventory_topology
-from console.inventory.services import node_change_state, topology_import
+from console.inventory.selectors import InvalidInventory, inventory_topology
+from console.inventory.services import (
+    inventory_delete,
+    inventory_write,
+    node_change_state,
+    topology_import,
+)
 from optimizer.errors import InputFileError
 from optimizer.topology import parse_topology
 
 
-class _NamedViewSet(viewsets.ModelViewSet):
+class _InventoryViewSet(viewsets.ModelViewSet):
+    """Every create, update and delete runs through the service layer's inventory_write, which
+    rolls the write back if it leaves the inventory an invalid topology (400 with the
+    problems), and deletes through inventory_delete, which refuses to delete what is still in
+    use (409 with `referenced_by`)."""
+
+    def perform_create(self, serializer: Any) -> None:
+        with inventory_write():
+            serializer.save()
+
+    def perform_update(self, serializer: Any) -> None:
+        with inventory_write():
+            serializer.save()
+
+    def perform_destroy(self, instance: Any) -> None:
+        inventory_delete(instance)
+
+
+class _NamedViewSet(_InventoryViewSet):
     lookup_field = "name"
     lookup_value_regex = "[^/]+"
     access = inventory_access()
@@ -50,7 +73,7 @@ class SiteViewSet(_NamedViewSet):
     ordering_fields = ["name", "tier", "region"]
 
 
-class LinkViewSet(viewsets.ModelViewSet):
+class LinkViewSet(_InventoryViewSet):
     queryset = Link.objects.select_related("site_a", "site_b")
     serializer_class = s.LinkSerializer
     filterset_class = filtersets.LinkFilterSet
@@ -71,7 +94,7 @@ class ServedModelViewSet(_NamedViewSet):
     ordering_fields = ["name", "memory_gib"]
 
 
-class ProfileViewSet(viewsets.ModelViewSet):
+class ProfileViewSet(_InventoryViewSet):
     queryset = Profile.objects.select_related("model", "accelerator")
     serializer_class = s.ProfileSerializer
     filterset_class = filtersets.ProfileFilterSet
@@ -133,7 +156,7 @@ class SourceViewSet(_NamedViewSet):
     filterset_class = filtersets.SourceFilterSet
 
 
-class WorkloadShareViewSet(viewsets.ModelViewSet):
+class WorkloadShareViewSet(_InventoryViewSet):
     queryset = WorkloadShare.objects.select_related("model")
     serializer_class = s.WorkloadShareSerializer
     access = inventory_access()
@@ -148,7 +171,15 @@ class TopologyView(APIView):
 
     @extend_schema(responses={200: OpenApiResponse(description="The topology as JSON.")})
     def get(self, request: Request) -> Response:
-        return Response(inventory_topology().to_dict())
+        try:
+            topology = inventory_topology()
+        except InvalidInventory as exc:
+            raise ApplicationError(
+                "The inventory is not a valid topology; fix these entries first.",
+                status_code=status.HTTP_409_CONFLICT,
+                errors={"topology": exc.problems},
+            ) from exc
+        return Response(topology.to_dict())
 
     @extend_schema(
         request={"application/json": dict, "application/yaml": str},
@@ -165,7 +196,12 @@ class TopologyView(APIView):
                 "The topology is invalid; nothing was imported.", errors={"topology": exc.problems}
             ) from exc
         prune = request.query_params.get("prune") in ("1", "true", "yes")
-        summary = topology_import(topology=topology, prune=prune)
+        try:
+            summary = topology_import(topology=topology, prune=prune, source="request body")
+        except InputFileError as exc:
+            raise ApplicationError(
+                "The topology is invalid; nothing was imported.", errors={"topology": exc.problems}
+            ) from exc
         return Response(
             {
                 "changed": summary.changed,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from console.inventory.selectors import inventory_topology
+from console.inventory.selectors import InvalidInventory, inventory_topology
 from optimizer.topology import dump_topology
 
 
@@ -18,7 +18,13 @@ class Command(BaseCommand):
         parser.add_argument("-o", "--output", help="File to write instead of stdout.")
 
     def handle(self, *args: Any, output: str | None, **options: Any) -> None:
-        text = dump_topology(inventory_topology())
+        try:
+            text = dump_topology(inventory_topology())
+        except InvalidInventory as exc:
+            raise CommandError(
+                f"the inventory is not a valid topology, {len(exc.problems)} problem(s):\n"
+                + "\n".join(exc.problems)
+            ) from exc
         if output:
             Path(output).write_text(text, encoding="utf-8")
         else:

@@ -28,10 +28,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, file: str, prune: bool, **options: Any) -> None:
         try:
             topology = load_topology(file)
+            summary = topology_import(topology=topology, prune=prune, source=file)
         except InputFileError as exc:
             raise CommandError(
                 f"{file}: not imported, {len(exc.problems)} problem(s):\n" + str(exc)
             ) from exc
-        summary = topology_import(topology=topology, prune=prune)
         verdict = "updated" if summary.changed else "unchanged"
         self.stdout.write(f"{file}: inventory {verdict} ({summary})")
