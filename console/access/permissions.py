@@ -3,6 +3,10 @@
 A view declares `access`, a mapping from DRF action (or HTTP method for plain APIViews) to the
 roles that may call it, any one of which suffices. A view without a rule for the action is a
 programming error and refuses everyone, so a new route cannot be open by accident.
+
+A method the route does not offer at all (`GET` on a POST-only action, `DELETE` on a
+read-only resource) answers 405 to an authenticated caller, as DRF would after the
+permission check; an anonymous caller still gets 401.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from rest_framework.exceptions import MethodNotAllowed
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
@@ -45,10 +50,20 @@ class RolePermission(BasePermission):
         action: str = getattr(view, "action", None) or request.method or ""
         if action == "metadata" or request.method == "OPTIONS":
             action = "OPTIONS"
+        authenticated = bool(request.user and request.user.is_authenticated)
+        if authenticated and not _offers(view, request.method or ""):
+            raise MethodNotAllowed(request.method or "")
         allowed = None if rule is None else rule.get(action)
         if allowed is None:
             logger.error("no access rule for %s.%s", type(view).__name__, action)
             return False
-        if not (request.user and request.user.is_authenticated):
+        if not authenticated:
             return False  # DRF turns this into 401 since no credentials were given
         return bool(roles_of(request.user) & allowed)
+
+
+def _offers(view: Any, method: str) -> bool:
+    """Whether the view handles `method` at all (DRF's own dispatch test: a viewset has a
+    handler only for the methods its route maps to actions)."""
+    name = method.lower()
+    return name in getattr(view, "http_method_names", ()) and hasattr(view, name)

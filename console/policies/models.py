@@ -9,6 +9,8 @@ from django.db.models import Q
 from console.policies.choices import JobStatus, PolicyKind, PolicyState
 
 _USER = settings.AUTH_USER_MODEL
+_KEY = "access.ApiKey"
+_WHO = "Who did it: a username, `key:NAME` for an API key, or 'system' for automation."
 
 
 class PolicyVersion(models.Model):
@@ -28,17 +30,30 @@ class PolicyVersion(models.Model):
         max_length=500, blank=True, help_text="For trained scorers: the directory from train."
     )
     metadata = models.JSONField(default=dict, blank=True, help_text="policy.json of the artifact.")
+    artifact_sha256 = models.CharField(
+        max_length=64, blank=True, help_text="SHA-256 of scorer.pt when it was registered."
+    )
     state = models.CharField(
         max_length=16, choices=PolicyState.choices, default=PolicyState.CANDIDATE
     )
     canary_share = models.FloatField(default=0.1)
+    # Who registered and approved it: a user or an API key, and the name the audit trail
+    # shows (kept if the account or key is deleted, so the four-eyes rule still holds).
     registered_by = models.ForeignKey(
         _USER, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    registered_by_key = models.ForeignKey(
+        _KEY, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    registered_by_name = models.CharField(max_length=150, blank=True, help_text=_WHO)
     registered_at = models.DateTimeField(auto_now_add=True)
     approved_by = models.ForeignKey(
         _USER, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    approved_by_key = models.ForeignKey(
+        _KEY, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    approved_by_name = models.CharField(max_length=150, blank=True, help_text=_WHO)
     approved_at = models.DateTimeField(null=True, blank=True)
     state_changed_at = models.DateTimeField(null=True, blank=True)
 
@@ -74,8 +89,11 @@ class PolicyTransition(models.Model):
     version = models.ForeignKey(PolicyVersion, on_delete=models.CASCADE, related_name="transitions")
     from_state = models.CharField(max_length=16)
     to_state = models.CharField(max_length=16)
-    actor = models.CharField(max_length=150, help_text="Username, or 'system' for automation.")
+    actor = models.CharField(max_length=150, help_text=_WHO)
     reason = models.CharField(max_length=1000, blank=True)
+    canary_share = models.FloatField(
+        null=True, blank=True, help_text="The traffic share a move into canary chose."
+    )
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -100,6 +118,9 @@ class PolicyEvaluation(models.Model):
     error = models.TextField(blank=True)
     requested_by = models.ForeignKey(
         _USER, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    requested_by_key = models.ForeignKey(
+        _KEY, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -149,6 +170,10 @@ class TrainingRun(models.Model):
     started_by = models.ForeignKey(
         _USER, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    started_by_key = models.ForeignKey(
+        _KEY, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    started_by_name = models.CharField(max_length=150, blank=True, help_text=_WHO)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -1,28 +1,40 @@
 """Policy versions: registration, the rollout state machine, shadow statistics.
 
 candidate ──approve──▶ approved ──shadow──▶ shadow ──canary──▶ canary ──promote──▶ active
-     └──────────────── rollback (any time) ──────────────▶ retired
+(approved may go straight to canary; approved and shadow straight to active by promote)
+any state but retired ──rollback──▶ retired
 
-- Approval needs a succeeded evaluation and an admin other than the one who registered the
-  version (four eyes).
+- Every caller has an identity (`console.access.identity`): a user, an API key (`key:NAME`),
+  or the system for automatic actions. Registrations and transitions record it.
+- Every human transition carries a non-blank reason; only the system acts without one.
+- Approval needs a succeeded evaluation and an identity other than the one that registered
+  the version (four eyes): the same user or the same API key may not approve its own version.
 - Shadow, canary and active each hold at most one version (also enforced by the database).
+- Promote is refused while another version's canary runs (finish or roll it back first).
+  Promoting straight from approved or shadow is an explicit admin choice: allowed, audited
+  with its from-state and reason like any transition.
 - Promoting retires the previously active version. Rolling back the active version restores
   the most recently retired version that was active before it, if any, else the engine's
   configured default heuristic serves.
+- A trained version may only come from an allowed artifact root, with a policy.json written
+  by `train` for this build's features and a scorer.pt that loads; its SHA-256 is recorded,
+  and a version whose scorer.pt changed since is refused evaluation and service.
 - Every transition is audited (who, when, why) and sent on the live stream.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import User
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from console.access.identity import SYSTEM, SYSTEM_NAME, Identity
 from console.api.errors import ApplicationError
 from console.live.events import send_event
 from console.policies.choices import JobStatus, PolicyKind, PolicyState
@@ -34,13 +46,19 @@ from console.policies.models import (
 )
 from optimizer.policies import POLICY_NAMES
 
-SYSTEM = "system"
+SYSTEM_ACTOR = SYSTEM_NAME  # the audit trail's actor for automatic actions
+# What every policy.json that `train` writes holds (optimizer/rl/export.py write_policy_json
+# and optimizer/rl/train.py).
+POLICY_JSON_KEYS = ("feature_names", "feature_version", "name", "normalisation")
+# States that put a version in front of live traffic (the artifact must be intact).
+SERVING_STATES = frozenset({PolicyState.SHADOW, PolicyState.CANARY, PolicyState.ACTIVE})
 
 # action -> (states it may start from, state it leads to)
 TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
     "approve": (frozenset({PolicyState.CANDIDATE}), PolicyState.APPROVED),
     "shadow": (frozenset({PolicyState.APPROVED}), PolicyState.SHADOW),
     "canary": (frozenset({PolicyState.APPROVED, PolicyState.SHADOW}), PolicyState.CANARY),
+    # From approved or shadow this skips the canary: an explicit admin choice, audited.
     "promote": (
         frozenset({PolicyState.APPROVED, PolicyState.SHADOW, PolicyState.CANARY}),
         PolicyState.ACTIVE,
@@ -60,8 +78,13 @@ TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
 }
 
 
-def _actor_name(actor: User | None) -> str:
-    return actor.get_username() if actor is not None else SYSTEM
+def artifact_roots() -> list[Path]:
+    """Directories a trained version may be registered from: where the console's training
+    runs write (`LOCUS_ARTIFACTS_DIR`) and the shipped scorers (optimizer/policies/trained)."""
+    return [
+        Path(settings.LOCUS_ARTIFACTS_DIR).resolve(),
+        (Path(settings.BASE_DIR) / "optimizer" / "policies" / "trained").resolve(),
+    ]
 
 
 def policy_register(
@@ -70,15 +93,20 @@ def policy_register(
     version: str,
     heuristic: str = "",
     artifact_dir: str = "",
-    registered_by: User | None = None,
+    registered_by: Identity | None = None,
 ) -> PolicyVersion:
-    """Register a built-in heuristic or a directory written by `optimizer train`."""
+    """Register a built-in heuristic or a directory written by `optimizer train`.
+
+    `registered_by` None means the system (first start, the demo seed)."""
+    who = registered_by or SYSTEM
     if bool(heuristic) == bool(artifact_dir):
         raise ApplicationError(
             "Give either a heuristic or an artifact directory.",
             errors={"artifact_dir": ["Exactly one of heuristic and artifact_dir is required."]},
         )
     metadata: dict[str, Any] = {}
+    digest = ""
+    directory = ""
     if heuristic:
         if heuristic not in POLICY_NAMES:
             raise ApplicationError(
@@ -88,7 +116,9 @@ def policy_register(
         kind = PolicyKind.HEURISTIC
     else:
         kind = PolicyKind.LEARNED
-        metadata = _read_artifact(Path(artifact_dir))
+        resolved = _artifact_directory(artifact_dir)
+        metadata, digest = _read_artifact(resolved)
+        directory = str(resolved)
     if PolicyVersion.objects.filter(name=name, version=version).exists():
         raise ApplicationError(
             f"{name}@{version} is already registered.",
@@ -100,12 +130,15 @@ def policy_register(
         version=version,
         kind=kind,
         heuristic=heuristic,
-        artifact_dir=str(Path(artifact_dir).resolve()) if artifact_dir else "",
+        artifact_dir=directory,
+        artifact_sha256=digest,
         metadata=metadata,
-        registered_by=registered_by,
+        registered_by_id=who.user_id,
+        registered_by_key_id=who.key_id,
+        registered_by_name="" if who.is_system else who.name,
         state_changed_at=timezone.now(),
     )
-    _audit(policy, "", PolicyState.CANDIDATE, _actor_name(registered_by), "registered")
+    _audit(policy, "", PolicyState.CANDIDATE, who.name, "registered")
     return policy
 
 
@@ -119,28 +152,103 @@ def policy_bootstrap(*, heuristic: str) -> PolicyVersion | None:
     policy = PolicyVersion.objects.filter(name=heuristic, version="builtin").first()
     if policy is None:
         policy = policy_register(name=heuristic, version="builtin", heuristic=heuristic)
-    _move(policy, PolicyState.ACTIVE, SYSTEM, "bootstrap: the console had no active policy")
+    _move(policy, PolicyState.ACTIVE, SYSTEM_ACTOR, "bootstrap: the console had no active policy")
     return policy
 
 
-def _read_artifact(directory: Path) -> dict[str, Any]:
-    problems = []
-    if not (directory / "scorer.pt").is_file():
-        problems.append(f"no scorer.pt in {directory}")
-    meta_path = directory / "policy.json"
-    metadata: dict[str, Any] = {}
-    if not meta_path.is_file():
-        problems.append(f"no policy.json in {directory}")
-    else:
-        try:
-            metadata = json.loads(meta_path.read_text())
-        except (OSError, ValueError) as exc:
-            problems.append(f"{meta_path}: unreadable: {exc}")
-    if problems:
+def _artifact_directory(artifact_dir: str) -> Path:
+    """The directory, symlinks and `..` resolved, if it lies inside an allowed root."""
+    roots = artifact_roots()
+    allowed = f"Choose a directory inside {' or '.join(str(r) for r in roots)}."
+    try:
+        path = Path(artifact_dir).resolve(strict=True)
+    except (OSError, RuntimeError):
         raise ApplicationError(
-            "The artifact directory is incomplete.", errors={"artifact_dir": problems}
+            "The artifact directory does not exist.",
+            errors={"artifact_dir": [f"No directory {artifact_dir!r}. {allowed}"]},
+        ) from None
+    if not any(root in path.parents for root in roots):
+        raise ApplicationError(
+            "The artifact directory is outside the allowed artifact roots.",
+            errors={"artifact_dir": [allowed]},
         )
-    return metadata
+    if not path.is_dir():
+        raise ApplicationError(
+            "The artifact directory is not a directory.",
+            errors={"artifact_dir": [f"{path} is not a directory."]},
+        )
+    return path
+
+
+def _read_artifact(directory: Path) -> tuple[dict[str, Any], str]:
+    """policy.json (checked against this build's feature contract) and scorer.pt's SHA-256,
+    once the scorer has been loaded."""
+    from optimizer.features import FEATURE_NAMES, FEATURE_VERSION
+
+    def refuse(message: str, *problems: str) -> ApplicationError:
+        return ApplicationError(message, errors={"artifact_dir": list(problems)})
+
+    scorer = directory / "scorer.pt"
+    meta_path = directory / "policy.json"
+    missing = [f"no {p.name} in {directory}" for p in (scorer, meta_path) if not p.is_file()]
+    if missing:
+        raise refuse("The artifact directory is incomplete.", *missing)
+    try:
+        metadata = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise refuse("policy.json is unreadable.", f"{meta_path}: unreadable: {exc}") from None
+    if not isinstance(metadata, dict):
+        raise refuse("policy.json is not a policy record.", f"{meta_path}: not a JSON object.")
+    absent = [key for key in POLICY_JSON_KEYS if key not in metadata]
+    if absent:
+        raise refuse(
+            "policy.json was not written by `optimizer train`.",
+            f"{meta_path}: missing {', '.join(absent)}.",
+        )
+    if metadata["feature_version"] != FEATURE_VERSION:
+        raise refuse(
+            "The scorer was trained on another feature version.",
+            f"{meta_path}: feature_version {metadata['feature_version']!r}, but this build "
+            f"computes version {FEATURE_VERSION}; retrain it.",
+        )
+    if metadata["feature_names"] != list(FEATURE_NAMES):
+        raise refuse(
+            "The scorer's features differ from this build's.",
+            f"{meta_path}: feature_names differ from this build's.",
+        )
+    digest = scorer_digest(directory)
+    try:
+        from optimizer.rl.export import load_trained_policy
+
+        load_trained_policy(directory)
+    except Exception as exc:  # a corrupt or foreign file fails in torch in many ways
+        raise refuse("scorer.pt does not load.", f"{scorer}: cannot load: {exc}") from None
+    return metadata, digest
+
+
+def scorer_digest(directory: str | Path) -> str:
+    """SHA-256 of the directory's scorer.pt ("" when it cannot be read)."""
+    sha = hashlib.sha256()
+    try:
+        with (Path(directory) / "scorer.pt").open("rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                sha.update(chunk)
+    except OSError:
+        return ""
+    return sha.hexdigest()
+
+
+def artifact_problem(policy: PolicyVersion) -> str | None:
+    """Why a trained version's scorer.pt cannot be trusted any more, or None if it is the
+    file that was registered (heuristics and versions registered before digests: None)."""
+    if policy.kind != PolicyKind.LEARNED or not policy.artifact_sha256:
+        return None
+    if scorer_digest(policy.artifact_dir) != policy.artifact_sha256:
+        return (
+            f"{policy}: scorer.pt in {policy.artifact_dir} changed or vanished since it was "
+            "registered; register the new file as a new version."
+        )
+    return None
 
 
 @transaction.atomic
@@ -148,19 +256,36 @@ def policy_transition(
     *,
     policy: PolicyVersion,
     action: str,
-    actor: User | None,
+    actor: Identity | None,
     reason: str = "",
     canary_share: float | None = None,
 ) -> PolicyVersion:
-    """Move a version through the rollout (see the module docstring for the rules)."""
+    """Move a version through the rollout (see the module docstring for the rules).
+
+    `actor` None means the system (the canary watchdog); people and keys pass their
+    identity and a reason."""
+    who = actor or SYSTEM
     if action not in TRANSITIONS:
         raise ApplicationError(f"Unknown action {action!r}.")
+    reason = reason.strip()
+    if not who.is_system and not reason:
+        raise ApplicationError(
+            "Every rollout action needs a reason.",
+            errors={"reason": ["Say why; it is kept in the audit trail."]},
+        )
+    if canary_share is not None and action != "canary":
+        raise ApplicationError(
+            "Only canary takes a canary share.",
+            errors={"canary_share": ["Only for canary."]},
+        )
     policy = PolicyVersion.objects.select_for_update().get(pk=policy.pk)
     sources, target = TRANSITIONS[action]
     if policy.state not in sources:
         raise ApplicationError(f"Cannot {action} {policy}: it is {policy.state}.", status_code=409)
     if action == "approve":
-        _check_approvable(policy, actor)
+        _check_approvable(policy, who)
+    if target in SERVING_STATES and (problem := artifact_problem(policy)) is not None:
+        raise ApplicationError(problem, status_code=409)
     if action == "canary" and canary_share is not None:
         if not 0 < canary_share <= 1:
             raise ApplicationError(
@@ -175,27 +300,44 @@ def policy_transition(
                 f"{occupant} is already in {target}; roll it back or promote it first.",
                 status_code=409,
             )
+    if action == "promote":
+        running = (
+            PolicyVersion.objects.filter(state=PolicyState.CANARY).exclude(pk=policy.pk).first()
+        )
+        if running is not None:
+            raise ApplicationError(
+                f"{running} is in canary; promote or roll it back before promoting {policy}.",
+                status_code=409,
+            )
     restored = None
     if action == "promote":
         for previous in PolicyVersion.objects.select_for_update().filter(state=PolicyState.ACTIVE):
-            _move(previous, PolicyState.RETIRED, _actor_name(actor), f"replaced by {policy}")
+            _move(previous, PolicyState.RETIRED, who.name, f"replaced by {policy}")
     if action == "rollback" and policy.state == PolicyState.ACTIVE:
         restored = _previous_active(policy)
     if action == "approve":
-        policy.approved_by = actor
+        policy.approved_by_id = who.user_id
+        policy.approved_by_key_id = who.key_id
+        policy.approved_by_name = who.name
         policy.approved_at = timezone.now()
-    _move(policy, target, _actor_name(actor), reason)
+    share = policy.canary_share if target == PolicyState.CANARY else None
+    _move(policy, target, who.name, reason, canary_share=share)
     if restored is not None:
-        _move(restored, PolicyState.ACTIVE, _actor_name(actor), f"restored by rollback of {policy}")
+        _move(restored, PolicyState.ACTIVE, who.name, f"restored by rollback of {policy}")
     return policy
 
 
-def _check_approvable(policy: PolicyVersion, actor: User | None) -> None:
-    if actor is None:
+def _check_approvable(policy: PolicyVersion, actor: Identity) -> None:
+    if actor.is_system:
         raise ApplicationError("Approval needs an admin.", status_code=403)
-    if policy.registered_by_id is not None and policy.registered_by_id == actor.pk:
+    same_user = actor.user_id is not None and policy.registered_by_id == actor.user_id
+    same_key = actor.key_id is not None and policy.registered_by_key_id == actor.key_id
+    # The recorded name covers a registrant whose account or key was deleted since.
+    same_name = bool(policy.registered_by_name) and policy.registered_by_name == actor.name
+    if same_user or same_key or same_name:
         raise ApplicationError(
-            "Four-eyes rule: a version must be approved by an admin who did not register it.",
+            "Four-eyes rule: a version must be approved by an admin (user or API key) other "
+            f"than the one who registered it ({policy.registered_by_name}).",
             status_code=403,
         )
     if not policy.evaluations.filter(status=JobStatus.SUCCEEDED).exists():
@@ -220,17 +362,37 @@ def _previous_active(policy: PolicyVersion) -> PolicyVersion | None:
     return PolicyVersion.objects.select_for_update().get(pk=handover.version.pk)
 
 
-def _move(policy: PolicyVersion, target: str, actor: str, reason: str) -> None:
+def _move(
+    policy: PolicyVersion,
+    target: str,
+    actor: str,
+    reason: str,
+    *,
+    canary_share: float | None = None,
+) -> None:
     before = policy.state
     policy.state = target
     policy.state_changed_at = timezone.now()
     policy.save()
-    _audit(policy, before, target, actor, reason)
+    _audit(policy, before, target, actor, reason, canary_share=canary_share)
 
 
-def _audit(policy: PolicyVersion, before: str, after: str, actor: str, reason: str) -> None:
+def _audit(
+    policy: PolicyVersion,
+    before: str,
+    after: str,
+    actor: str,
+    reason: str,
+    *,
+    canary_share: float | None = None,
+) -> None:
     transition = PolicyTransition.objects.create(
-        version=policy, from_state=before, to_state=after, actor=actor, reason=reason[:1000]
+        version=policy,
+        from_state=before,
+        to_state=after,
+        actor=actor,
+        reason=reason[:1000],
+        canary_share=canary_share,
     )
     send_event(
         "policy.transition",
@@ -242,6 +404,7 @@ def _audit(policy: PolicyVersion, before: str, after: str, actor: str, reason: s
             "to_state": after,
             "actor": actor,
             "reason": reason,
+            "canary_share": canary_share,
             "ts": transition.at.isoformat(),
         },
     )
@@ -267,19 +430,22 @@ def evaluation_request(
     trace: str,
     loads: list[float],
     seeds: list[int],
-    requested_by: User | None,
+    requested_by: Identity | None,
 ) -> PolicyEvaluation:
     """Queue a simulator evaluation of `policy` against the active policy and the heuristics."""
     from console.policies.selectors import active_policy_label
     from console.policies.tasks import run_evaluation
 
+    if (problem := artifact_problem(policy)) is not None:
+        raise ApplicationError(problem, status_code=409)
     evaluation = PolicyEvaluation.objects.create(
         version=policy,
         baseline=active_policy_label(),
         trace=trace,
         loads=loads,
         seeds=seeds,
-        requested_by=requested_by,
+        requested_by_id=requested_by.user_id if requested_by else None,
+        requested_by_key_id=requested_by.key_id if requested_by else None,
     )
     transaction.on_commit(lambda: run_evaluation.delay(evaluation.pk))
     return evaluation

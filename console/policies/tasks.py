@@ -21,10 +21,14 @@ def run_evaluation(evaluation_id: int) -> None:
     from console.inventory.selectors import inventory_topology
     from console.policies.evaluation import evaluate_versions
     from console.policies.selectors import active_policy_spec
+    from console.policies.services import artifact_problem
 
     evaluation = PolicyEvaluation.objects.select_related("version").get(pk=evaluation_id)
     if evaluation.status == JobStatus.SUCCEEDED:
         return  # redelivered after it finished: nothing to do
+    if (problem := artifact_problem(evaluation.version)) is not None:
+        _finish(evaluation_id, JobStatus.FAILED, error=problem)
+        return
     PolicyEvaluation.objects.filter(pk=evaluation_id).update(status=JobStatus.RUNNING, progress=0.0)
 
     def progress(fraction: float, message: str) -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from console.access.identity import Identity
 from console.live.events import send_event
 from console.policies.choices import JobStatus
 from console.policies.models import TrainingRun
@@ -25,12 +25,24 @@ LOG_TAIL_LINES = 40
 PROGRESS_INTERVAL_S = 1.0
 
 
-def training_start(*, config: dict[str, Any], started_by: User | None) -> TrainingRun:
+def training_start(*, config: dict[str, Any], started_by: Identity | None) -> TrainingRun:
     from console.policies.tasks import run_training
 
-    run = TrainingRun.objects.create(config=config, started_by=started_by)
+    run = TrainingRun.objects.create(
+        config=config,
+        started_by_id=started_by.user_id if started_by else None,
+        started_by_key_id=started_by.key_id if started_by else None,
+        started_by_name=started_by.name if started_by and not started_by.is_system else "",
+    )
     transaction.on_commit(lambda: run_training.delay(run.pk))
     return run
+
+
+def _starter(run: TrainingRun) -> Identity | None:
+    """Who started the run, who thereby registers its result (None: the system)."""
+    if not run.started_by_name:
+        return None
+    return Identity(run.started_by_name, user_id=run.started_by_id, key_id=run.started_by_key_id)
 
 
 class _Reporter:
@@ -68,7 +80,7 @@ def training_execute(*, run_id: int) -> None:
     from optimizer.rl.train import TrainConfig, train
     from optimizer.topology import dump_topology
 
-    run = TrainingRun.objects.select_related("started_by").get(pk=run_id)
+    run = TrainingRun.objects.get(pk=run_id)
     if run.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
         return  # redelivered after it finished
     out = Path(settings.LOCUS_ARTIFACTS_DIR) / "training-runs" / str(run_id)
@@ -110,7 +122,7 @@ def training_execute(*, run_id: int) -> None:
             name="ppo",
             version=f"run-{run_id}",
             artifact_dir=str(result.out),
-            registered_by=run.started_by,
+            registered_by=_starter(run),
         )
         TrainingRun.objects.filter(pk=run_id).update(
             status=JobStatus.SUCCEEDED,

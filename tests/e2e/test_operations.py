@@ -163,7 +163,9 @@ def test_two_admins_take_a_policy_from_registration_to_active(page, screenshots)
     expect(report.get_by_test_id("ttft-chart")).to_contain_text("p95")
     expect(report).to_contain_text("best heuristic")
 
-    # Four eyes: the admin who registered it cannot approve it.
+    # Four eyes: the admin who registered it cannot approve it (even with a reason, which
+    # every rollout action needs).
+    actions.get_by_label("Reason").fill("e2e: approve my own")
     actions.get_by_role("button", name="Approve").click()
     expect(actions.get_by_role("alert")).to_contain_text("Four-eyes")
     expect(state).to_have_text("candidate")

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from console.policies.models import (
@@ -18,7 +20,17 @@ class PolicyTransitionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = PolicyTransition
-        fields = ["id", "version", "policy", "from_state", "to_state", "actor", "reason", "at"]
+        fields = [
+            "id",
+            "version",
+            "policy",
+            "from_state",
+            "to_state",
+            "actor",
+            "reason",
+            "canary_share",
+            "at",
+        ]
 
 
 class PolicyEvaluationSerializer(serializers.ModelSerializer):
@@ -63,8 +75,12 @@ class ShadowComparisonSerializer(serializers.ModelSerializer):
 
 
 class PolicyVersionSerializer(serializers.ModelSerializer):
-    registered_by: serializers.StringRelatedField[Any] = serializers.StringRelatedField()
-    approved_by: serializers.StringRelatedField[Any] = serializers.StringRelatedField()
+    registered_by = serializers.SerializerMethodField(
+        help_text="A username, `key:NAME` for an API key, or null when the system registered it."
+    )
+    approved_by = serializers.SerializerMethodField(
+        help_text="A username or `key:NAME`; null until approved."
+    )
     latest_evaluation = serializers.SerializerMethodField()
     shadow = serializers.SerializerMethodField()
 
@@ -78,6 +94,7 @@ class PolicyVersionSerializer(serializers.ModelSerializer):
             "heuristic",
             "artifact_dir",
             "metadata",
+            "artifact_sha256",
             "state",
             "canary_share",
             "registered_by",
@@ -88,6 +105,18 @@ class PolicyVersionSerializer(serializers.ModelSerializer):
             "latest_evaluation",
             "shadow",
         ]
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_registered_by(self, obj: PolicyVersion) -> str | None:
+        if obj.registered_by_name:
+            return obj.registered_by_name
+        return obj.registered_by.get_username() if obj.registered_by is not None else None
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_approved_by(self, obj: PolicyVersion) -> str | None:
+        if obj.approved_by_name:
+            return obj.approved_by_name
+        return obj.approved_by.get_username() if obj.approved_by is not None else None
 
     def get_latest_evaluation(self, obj: PolicyVersion) -> dict[str, Any] | None:
         evaluation = obj.evaluations.first()
@@ -107,9 +136,29 @@ class PolicyRegisterSerializer(serializers.Serializer):
     )
 
 
+class StrictFloatField(serializers.FloatField):
+    """A JSON number only: `"0.3"` and `true` are refused, as are NaN and infinities."""
+
+    default_error_messages = {"invalid": "A number is required (not a string)."}
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        if not math.isfinite(data):
+            self.fail("invalid")
+        return float(data)
+
+
 class TransitionRequestSerializer(serializers.Serializer):
-    reason = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
-    canary_share = serializers.FloatField(required=False, min_value=0.0001, max_value=1.0)
+    reason = serializers.CharField(
+        max_length=1000, help_text="Why; required and kept in the audit trail."
+    )
+    canary_share = StrictFloatField(
+        required=False,
+        min_value=0.0001,
+        max_value=1.0,
+        help_text="For canary only: the share of live traffic it serves, in (0, 1].",
+    )
 
 
 class EvaluationRequestSerializer(serializers.Serializer):

@@ -71,6 +71,8 @@ def _evaluated(admins: Admins, heuristic: str = "least-loaded") -> int:
 
 
 def _act(client: APIClient, pk: int, verb: str, **body: Any) -> Any:
+    """A rollout action; every one needs a reason (a test's own, or a stock one)."""
+    body.setdefault("reason", f"test: {verb}")
     return client.post(f"/api/v1/policies/{pk}/{verb}", body, format="json")
 
 
