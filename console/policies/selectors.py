@@ -9,7 +9,11 @@ from console.policies.models import PolicyVersion
 
 def _ref(version: PolicyVersion) -> PolicyRef:
     return PolicyRef(
-        name=version.name, version=version.version, spec=version.spec, version_id=version.pk
+        name=version.name,
+        version=version.version,
+        spec=version.spec,
+        version_id=version.pk,
+        sha256=version.artifact_sha256 or "",
     )
 
 

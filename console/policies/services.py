@@ -24,7 +24,6 @@ any state but retired ──rollback──▶ retired
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -44,7 +43,7 @@ from console.policies.models import (
     PolicyVersion,
     ShadowComparison,
 )
-from optimizer.policies import POLICY_NAMES
+from optimizer.policies import POLICY_NAMES, scorer_digest
 
 SYSTEM_ACTOR = SYSTEM_NAME  # the audit trail's actor for automatic actions
 # What every policy.json that `train` writes holds (optimizer/rl/export.py write_policy_json
@@ -224,18 +223,6 @@ def _read_artifact(directory: Path) -> tuple[dict[str, Any], str]:
     except Exception as exc:  # a corrupt or foreign file fails in torch in many ways
         raise refuse("scorer.pt does not load.", f"{scorer}: cannot load: {exc}") from None
     return metadata, digest
-
-
-def scorer_digest(directory: str | Path) -> str:
-    """SHA-256 of the directory's scorer.pt ("" when it cannot be read)."""
-    sha = hashlib.sha256()
-    try:
-        with (Path(directory) / "scorer.pt").open("rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                sha.update(chunk)
-    except OSError:
-        return ""
-    return sha.hexdigest()
 
 
 def artifact_problem(policy: PolicyVersion) -> str | None:

@@ -6,6 +6,7 @@ the one entry point for `--policy`, taking a built-in name or a directory writte
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,4 +70,17 @@ def load_policy(spec: str, topology: Topology, seed: int = 0) -> Policy:
     )
 
 
-__all__ = ["POLICY_NAMES", "Policy", "get_policy", "load_policy", "ordered"]
+def scorer_digest(directory: str | Path) -> str:
+    """SHA-256 of a trained policy directory's scorer.pt ("" when it cannot be read): what a
+    registered version records, and what serving checks before loading it."""
+    sha = hashlib.sha256()
+    try:
+        with (Path(directory) / "scorer.pt").open("rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                sha.update(chunk)
+    except OSError:
+        return ""
+    return sha.hexdigest()
+
+
+__all__ = ["POLICY_NAMES", "Policy", "get_policy", "load_policy", "ordered", "scorer_digest"]

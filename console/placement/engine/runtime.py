@@ -31,7 +31,7 @@ from console.placement.engine.snapshot import (
     load_from_telemetry,
 )
 from console.placement.metrics import BREAKER_OPEN, BREAKER_TRIPS, DECISION_LATENCY, DECISIONS
-from optimizer.policies import Policy, load_policy
+from optimizer.policies import Policy, load_policy, scorer_digest
 
 logger = logging.getLogger(__name__)
 BREAKER_CACHE_KEY = "locus:breakers:open"
@@ -237,6 +237,9 @@ class Runtime:
         key = _policy_key(ref, snapshot)
         policy = self._policies.get(key)
         if policy is None:
+            if ref.sha256 and scorer_digest(ref.spec) != ref.sha256:
+                # Never serve a file other than the one evaluated and approved.
+                raise ValueError(f"{ref.spec}/scorer.pt changed since {ref.key} was registered")
             policy = load_policy(ref.spec, snapshot.topology, seed=0)
             self._policies = {
                 k: v for k, v in self._policies.items() if k[1] in (0, id(snapshot.topology))

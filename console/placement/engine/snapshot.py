@@ -40,6 +40,7 @@ class PolicyRef:
     version: str
     spec: str  # a built-in heuristic's name, or a directory written by `train`
     version_id: int | None = None  # the PolicyVersion row, None for the configured default
+    sha256: str = ""  # a trained version's scorer.pt as registered ("": not checked)
 
     @property
     def key(self) -> str:

@@ -11,8 +11,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_accelerators_list"];
         put?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         post: operations["v1_accelerators_create"];
         delete?: never;
         options?: never;
@@ -27,12 +39,36 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_accelerators_retrieve"];
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         put: operations["v1_accelerators_update"];
         post?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         delete: operations["v1_accelerators_destroy"];
         options?: never;
         head?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         patch: operations["v1_accelerators_partial_update"];
         trace?: never;
     };
@@ -161,8 +197,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_links_list"];
         put?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         post: operations["v1_links_create"];
         delete?: never;
         options?: never;
@@ -177,12 +225,36 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_links_retrieve"];
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         put: operations["v1_links_update"];
         post?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         delete: operations["v1_links_destroy"];
         options?: never;
         head?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         patch: operations["v1_links_partial_update"];
         trace?: never;
     };
@@ -209,8 +281,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_models_list"];
         put?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         post: operations["v1_models_create"];
         delete?: never;
         options?: never;
@@ -225,12 +309,36 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_models_retrieve"];
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         put: operations["v1_models_update"];
         post?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         delete: operations["v1_models_destroy"];
         options?: never;
         head?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         patch: operations["v1_models_partial_update"];
         trace?: never;
     };
@@ -241,8 +349,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_nodes_list"];
         put?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         post: operations["v1_nodes_create"];
         delete?: never;
         options?: never;
@@ -257,12 +377,36 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_nodes_retrieve"];
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         put: operations["v1_nodes_update"];
         post?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         delete: operations["v1_nodes_destroy"];
         options?: never;
         head?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         patch: operations["v1_nodes_partial_update"];
         trace?: never;
     };
@@ -578,8 +722,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_profiles_list"];
         put?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         post: operations["v1_profiles_create"];
         delete?: never;
         options?: never;
@@ -594,12 +750,36 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_profiles_retrieve"];
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         put: operations["v1_profiles_update"];
         post?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         delete: operations["v1_profiles_destroy"];
         options?: never;
         head?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         patch: operations["v1_profiles_partial_update"];
         trace?: never;
     };
@@ -627,8 +807,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_sites_list"];
         put?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         post: operations["v1_sites_create"];
         delete?: never;
         options?: never;
@@ -643,12 +835,36 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_sites_retrieve"];
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         put: operations["v1_sites_update"];
         post?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         delete: operations["v1_sites_destroy"];
         options?: never;
         head?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         patch: operations["v1_sites_partial_update"];
         trace?: never;
     };
@@ -659,8 +875,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_slos_list"];
         put?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         post: operations["v1_slos_create"];
         delete?: never;
         options?: never;
@@ -675,12 +903,36 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_slos_retrieve"];
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         put: operations["v1_slos_update"];
         post?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         delete: operations["v1_slos_destroy"];
         options?: never;
         head?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         patch: operations["v1_slos_partial_update"];
         trace?: never;
     };
@@ -691,8 +943,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_sources_list"];
         put?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         post: operations["v1_sources_create"];
         delete?: never;
         options?: never;
@@ -707,12 +971,36 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_sources_retrieve"];
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         put: operations["v1_sources_update"];
         post?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         delete: operations["v1_sources_destroy"];
         options?: never;
         head?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         patch: operations["v1_sources_partial_update"];
         trace?: never;
     };
@@ -842,8 +1130,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_workload_list"];
         put?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         post: operations["v1_workload_create"];
         delete?: never;
         options?: never;
@@ -858,12 +1158,36 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         get: operations["v1_workload_retrieve"];
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         put: operations["v1_workload_update"];
         post?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         delete: operations["v1_workload_destroy"];
         options?: never;
         head?: never;
+        /**
+         * @description Every create, update and delete runs through the service layer's inventory_write, which
+         *     rolls the write back if it leaves the inventory an invalid topology (400 with the
+         *     problems), and deletes through inventory_delete, which refuses to delete what is still in
+         *     use (409 with `referenced_by`).
+         */
         patch: operations["v1_workload_partial_update"];
         trace?: never;
     };
@@ -871,23 +1195,30 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         Accelerator: {
             readonly id: number;
             name: string;
             /** Format: double */
             memory_gib: number;
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         AcceleratorRequest: {
             name: string;
             /** Format: double */
             memory_gib: number;
         };
         Accepted: {
-            batch_id: number;
+            /** @description Null when nothing in the request was for a known node. */
+            batch_id: number | null;
             /** @description Samples (node and time pairs) in the batch. */
             samples: number;
             /** @description Metric values in the batch. */
             values: number;
+            /** @description Remote-write series not stored: no known node matched their labels. */
+            skipped_series: number;
+            /** @description The first few instance names skipped. */
+            unknown_nodes: string[];
         };
         ApiKey: {
             readonly id: number;
@@ -1062,6 +1393,7 @@ export interface components {
          * @enum {string}
          */
         MetricEnum: "ttft_p95_ms" | "e2e_p95_ms" | "error_rate";
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         Node: {
             readonly id: number;
             name: string;
@@ -1086,8 +1418,9 @@ export interface components {
         };
         NodeActionRequest: {
             /** @default  */
-            reason: string;
+            reason?: string;
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         NodeRequest: {
             name: string;
             site: string;
@@ -1123,12 +1456,23 @@ export interface components {
             slo_met: boolean;
             breaker: string;
         };
-        OutcomeRequest: {
-            /** Format: double */
-            ttft_ms?: number | null;
-            /** Format: double */
-            e2e_ms?: number | null;
+        /**
+         * OutcomeBody
+         * @description POST /api/v1/placements/{decision_id}/outcome.
+         */
+        OutcomeBodyRequest: {
+            /** Ok */
             ok: boolean;
+            /**
+             * Ttft Ms
+             * @default null
+             */
+            ttft_ms?: number | null;
+            /**
+             * E2E Ms
+             * @default null
+             */
+            e2e_ms?: number | null;
         };
         PaginatedAcceleratorList: {
             /** @example 123 */
@@ -1355,6 +1699,7 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["WorkloadShare"][];
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         PatchedAcceleratorRequest: {
             name?: string;
             /** Format: double */
@@ -1370,6 +1715,7 @@ export interface components {
             /** Format: double */
             egress_usd_per_gb?: number;
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         PatchedNodeRequest: {
             name?: string;
             site?: string;
@@ -1396,6 +1742,7 @@ export interface components {
             /** Format: int64 */
             max_batch?: number;
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         PatchedServedModelRequest: {
             name?: string;
             /** Format: double */
@@ -1403,6 +1750,7 @@ export interface components {
             /** Format: int64 */
             kv_bytes_per_token?: number;
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         PatchedSiteRequest: {
             name?: string;
             tier?: components["schemas"]["TierEnum"];
@@ -1410,6 +1758,7 @@ export interface components {
             /** @description Legal area, e.g. EU or US. */
             jurisdiction?: string;
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         PatchedSloRequest: {
             name?: string;
             /** Format: double */
@@ -1423,6 +1772,7 @@ export interface components {
             /** Format: double */
             max_error_rate?: number | null;
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         PatchedSourceRequest: {
             name?: string;
             site?: string;
@@ -1453,24 +1803,109 @@ export interface components {
                 [key: string]: unknown;
             }[];
         };
-        PlacementBatchRequest: {
-            requests: components["schemas"]["PlacementRequestRequest"][];
+        /**
+         * PlacementBatchBody
+         * @description POST /api/v1/placements:batch.
+         */
+        PlacementBatchBodyRequest: {
+            /** Requests */
+            requests: components["schemas"]["PlacementRequestBody"][];
         };
-        PlacementRequestRequest: {
+        /**
+         * PlacementRequestBody
+         * @description POST /api/v1/placements (CONTRACTS §4). Strict: `"1800"` is not a token count and
+         *     `"yes"` not a boolean (the scheduler extender, whose annotations are strings, validates
+         *     with `strict=False`).
+         */
+        PlacementRequestBody: {
+            /** Model */
             model: string;
-            source?: string;
-            /** @description For callers without a registered source. */
-            site?: string;
-            /** @description Defaults to the source's SLO. */
-            slo?: string;
+            /**
+             * Source
+             * @description A registered source (gives the site and SLO).
+             * @default null
+             */
+            source?: string | null;
+            /**
+             * Site
+             * @description For callers without a registered source.
+             * @default null
+             */
+            site?: string | null;
+            /**
+             * Slo
+             * @description Defaults to the source's SLO.
+             * @default null
+             */
+            slo?: string | null;
+            /** Prompt Tokens */
             prompt_tokens: number;
+            /** Max Output Tokens */
             max_output_tokens: number;
-            /** @description Ids of the prompt's 512-token blocks, in order. */
+            /**
+             * Prefix Hashes
+             * @description Ids of the prompt's 512-token blocks.
+             */
             prefix_hashes?: number[];
-            /** @description Keeps a session on one rollout arm. */
-            session_id?: string;
-            /** @default false */
-            explain: boolean;
+            /**
+             * Session Id
+             * @description Keeps a session on one rollout arm.
+             * @default null
+             */
+            session_id?: string | null;
+            /**
+             * Explain
+             * @default false
+             */
+            explain?: boolean;
+        };
+        /**
+         * PlacementRequestBody
+         * @description POST /api/v1/placements (CONTRACTS §4). Strict: `"1800"` is not a token count and
+         *     `"yes"` not a boolean (the scheduler extender, whose annotations are strings, validates
+         *     with `strict=False`).
+         */
+        PlacementRequestBodyRequest: {
+            /** Model */
+            model: string;
+            /**
+             * Source
+             * @description A registered source (gives the site and SLO).
+             * @default null
+             */
+            source?: string | null;
+            /**
+             * Site
+             * @description For callers without a registered source.
+             * @default null
+             */
+            site?: string | null;
+            /**
+             * Slo
+             * @description Defaults to the source's SLO.
+             * @default null
+             */
+            slo?: string | null;
+            /** Prompt Tokens */
+            prompt_tokens: number;
+            /** Max Output Tokens */
+            max_output_tokens: number;
+            /**
+             * Prefix Hashes
+             * @description Ids of the prompt's 512-token blocks.
+             */
+            prefix_hashes?: number[];
+            /**
+             * Session Id
+             * @description Keeps a session on one rollout arm.
+             * @default null
+             */
+            session_id?: string | null;
+            /**
+             * Explain
+             * @default false
+             */
+            explain?: boolean;
         };
         PolicyEvaluation: {
             readonly id: number;
@@ -1498,9 +1933,9 @@ export interface components {
             name: string;
             version: string;
             /** @default  */
-            heuristic: string;
+            heuristic?: string;
             /** @default  */
-            artifact_dir: string;
+            artifact_dir?: string;
         };
         PolicyTransition: {
             readonly id: number;
@@ -1508,9 +1943,14 @@ export interface components {
             readonly policy: string;
             from_state: string;
             to_state: string;
-            /** @description Username, or 'system' for automation. */
+            /** @description Who did it: a username, `key:NAME` for an API key, or 'system' for automation. */
             actor: string;
             reason?: string;
+            /**
+             * Format: double
+             * @description The traffic share a move into canary chose.
+             */
+            canary_share?: number | null;
             /** Format: date-time */
             readonly at: string;
         };
@@ -1525,13 +1965,17 @@ export interface components {
             artifact_dir?: string;
             /** @description policy.json of the artifact. */
             metadata?: unknown;
+            /** @description SHA-256 of scorer.pt when it was registered. */
+            artifact_sha256?: string;
             state?: components["schemas"]["PolicyVersionStateEnum"];
             /** Format: double */
             canary_share?: number;
-            readonly registered_by: string;
+            /** @description A username, `key:NAME` for an API key, or null when the system registered it. */
+            readonly registered_by: string | null;
             /** Format: date-time */
             readonly registered_at: string;
-            readonly approved_by: string;
+            /** @description A username or `key:NAME`; null until approved. */
+            readonly approved_by: string | null;
             /** Format: date-time */
             approved_at?: string | null;
             /** Format: date-time */
@@ -1605,6 +2049,7 @@ export interface components {
         SamplesRequest: {
             samples: components["schemas"]["SampleRequest"][];
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         ServedModel: {
             readonly id: number;
             name: string;
@@ -1613,6 +2058,7 @@ export interface components {
             /** Format: int64 */
             kv_bytes_per_token: number;
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         ServedModelRequest: {
             name: string;
             /** Format: double */
@@ -1620,6 +2066,7 @@ export interface components {
             /** Format: int64 */
             kv_bytes_per_token: number;
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         Site: {
             readonly id: number;
             name: string;
@@ -1628,6 +2075,7 @@ export interface components {
             /** @description Legal area, e.g. EU or US. */
             jurisdiction: string;
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         SiteRequest: {
             name: string;
             tier: components["schemas"]["TierEnum"];
@@ -1635,6 +2083,7 @@ export interface components {
             /** @description Legal area, e.g. EU or US. */
             jurisdiction: string;
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         Slo: {
             readonly id: number;
             name: string;
@@ -1649,6 +2098,7 @@ export interface components {
             /** Format: double */
             max_error_rate?: number | null;
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         SloRequest: {
             name: string;
             /** Format: double */
@@ -1662,6 +2112,7 @@ export interface components {
             /** Format: double */
             max_error_rate?: number | null;
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         Source: {
             readonly id: number;
             name: string;
@@ -1670,6 +2121,7 @@ export interface components {
             share?: number;
             slo: string;
         };
+        /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         SourceRequest: {
             name: string;
             site: string;
@@ -1713,12 +2165,15 @@ export interface components {
             trace?: string;
             timesteps?: number;
             /** @default 0 */
-            seed: number;
+            seed?: number;
         };
         TransitionRequestRequest: {
-            /** @default  */
+            /** @description Why; required and kept in the audit trail. */
             reason: string;
-            /** Format: double */
+            /**
+             * Format: double
+             * @description For canary only: the share of live traffic it serves, in (0, 1].
+             */
             canary_share?: number;
         };
         Unplaceable: {
@@ -2753,9 +3208,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PlacementRequestRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PlacementRequestRequest"];
-                "multipart/form-data": components["schemas"]["PlacementRequestRequest"];
+                "application/json": components["schemas"]["PlacementRequestBodyRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PlacementRequestBodyRequest"];
+                "multipart/form-data": components["schemas"]["PlacementRequestBodyRequest"];
             };
         };
         responses: {
@@ -2788,9 +3243,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["OutcomeRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["OutcomeRequest"];
-                "multipart/form-data": components["schemas"]["OutcomeRequest"];
+                "application/json": components["schemas"]["OutcomeBodyRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["OutcomeBodyRequest"];
+                "multipart/form-data": components["schemas"]["OutcomeBodyRequest"];
             };
         };
         responses: {
@@ -2809,6 +3264,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description This decision already has its outcome. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     "v1_placements:batch_create": {
@@ -2820,9 +3282,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PlacementBatchRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PlacementBatchRequest"];
-                "multipart/form-data": components["schemas"]["PlacementBatchRequest"];
+                "application/json": components["schemas"]["PlacementBatchBodyRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PlacementBatchBodyRequest"];
+                "multipart/form-data": components["schemas"]["PlacementBatchBodyRequest"];
             };
         };
         responses: {
@@ -2934,7 +3396,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["TransitionRequestRequest"];
                 "application/x-www-form-urlencoded": components["schemas"]["TransitionRequestRequest"];
@@ -2962,7 +3424,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["TransitionRequestRequest"];
                 "application/x-www-form-urlencoded": components["schemas"]["TransitionRequestRequest"];
@@ -3018,7 +3480,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["TransitionRequestRequest"];
                 "application/x-www-form-urlencoded": components["schemas"]["TransitionRequestRequest"];
@@ -3046,7 +3508,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["TransitionRequestRequest"];
                 "application/x-www-form-urlencoded": components["schemas"]["TransitionRequestRequest"];
@@ -3074,7 +3536,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["TransitionRequestRequest"];
                 "application/x-www-form-urlencoded": components["schemas"]["TransitionRequestRequest"];

@@ -48,7 +48,7 @@ export type PolicyTransition = Schemas["PolicyTransition"];
 export type PolicyEvaluation = Schemas["PolicyEvaluation"];
 export type TrainingRun = Schemas["TrainingRun"];
 export type JobStatus = NonNullable<TrainingRun["status"]>;
-export type PlacementRequest = Schemas["PlacementRequestRequest"];
+export type PlacementRequest = Schemas["PlacementRequestBodyRequest"];
 
 /** One ranked candidate of an explained placement (POST /placements with explain: true). */
 export interface Candidate {

@@ -51,8 +51,14 @@ export function ActionsPanel({ version, onChanged }: {
       <h2>Rollout actions</h2>
       <div className="form-grid compact">
         <label className="field wide">
-          <span>Reason (recorded in the audit trail)</span>
-          <input value={reason} onChange={(e) => setReason(e.target.value)} maxLength={1000} />
+          <span>Reason (required; recorded in the audit trail)</span>
+          <input
+            value={reason}
+            onChange={(e) => setReason(e.target.value)}
+            maxLength={1000}
+            required
+            data-testid="action-reason"
+          />
         </label>
         <label className="field">
           <span>Canary share (%)</span>
@@ -74,8 +80,8 @@ export function ActionsPanel({ version, onChanged }: {
             key={action}
             type="button"
             className={`button ${action === "rollback" ? "danger" : action === "promote" ? "primary" : ""}`}
-            title={HINTS[action]}
-            disabled={busy !== null || !ACTION_FROM[action].includes(state)}
+            title={reason.trim() ? HINTS[action] : `Give a reason first. ${HINTS[action]}`}
+            disabled={busy !== null || !ACTION_FROM[action].includes(state) || !reason.trim()}
             onClick={() => act(action)}
           >
             {ACTION_LABELS[action]}

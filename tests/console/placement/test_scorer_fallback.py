@@ -13,7 +13,7 @@ import pytest
 from console.placement.engine.runtime import runtime
 from console.placement.engine.scorer_guard import ScorerGuard
 from console.placement.engine.snapshot import PolicyRef, Rollout
-from optimizer.policies import Policy
+from optimizer.policies import Policy, scorer_digest
 from tests.console.placement.conftest import SMALL_REQUEST
 
 pytestmark = pytest.mark.django_db
@@ -119,3 +119,22 @@ def test_a_heuristic_is_never_bypassed_for_being_slow(example_engine: Any, clien
         guard.succeeded("weighted-score@builtin", 1.0, timed=False)
     body = client_for("service").post("/api/v1/placements", REQUEST, format="json").json()
     assert body["policy"]["name"] == "weighted-score" and "degraded" not in body
+
+
+def test_a_scorer_file_changed_since_registration_is_not_served(
+    example_engine: Any, client_for: Any, tmp_path: Any
+) -> None:
+    """The engine serves only the scorer.pt that was registered (and so evaluated and
+    approved): a changed file falls back, as a scorer that cannot load does."""
+    artifact = tmp_path / "ppo"
+    artifact.mkdir()
+    (artifact / "scorer.pt").write_bytes(b"the registered bytes")
+    registered = scorer_digest(artifact)
+    (artifact / "scorer.pt").write_bytes(b"swapped afterwards")
+    ref = PolicyRef(name="ppo", version="1", spec=str(artifact), sha256=registered)
+    snap = example_engine.engine.snapshot
+    example_engine._preload_policies(dataclasses.replace(snap, rollout=Rollout(active=ref)))
+    assert ref.key in example_engine._unloadable
+    _serve(ref)
+    body = client_for("service").post("/api/v1/placements", REQUEST, format="json").json()
+    assert body["policy"]["name"] == "least-loaded" and body["degraded"] == "scorer_error"
