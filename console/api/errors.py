@@ -52,6 +52,12 @@ def error_body(message: str, errors: dict[str, Any] | None = None) -> dict[str, 
     return body
 
 
+def parse_error_body(problem: str) -> dict[str, Any]:
+    """A body that cannot be parsed at all: the problem as `errors.body`, as the telemetry
+    endpoints report undecodable bodies."""
+    return error_body(problem, {"body": [problem]})
+
+
 def validation_error_body(detail: Any) -> dict[str, Any]:
     """The error body of a DRF ValidationError's `detail`."""
     if not isinstance(detail, dict):
@@ -77,6 +83,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return None
     if isinstance(exc, exceptions.ValidationError):
         response.data = validation_error_body(exc.detail)
+    elif isinstance(exc, exceptions.ParseError):
+        response.data = parse_error_body(str(exc.detail))
     else:
         summary = getattr(exc, "detail", None)
         response.data = error_body(str(summary) if summary is not None else str(exc))

@@ -39,7 +39,12 @@ from rest_framework.exceptions import ValidationError
 
 from console.access.keyring import digest_of, keyring
 from console.access.permissions import SERVICE_CALLERS
-from console.api.errors import INTERNAL_ERROR_MESSAGE, error_body, validation_error_body
+from console.api.errors import (
+    INTERNAL_ERROR_MESSAGE,
+    error_body,
+    parse_error_body,
+    validation_error_body,
+)
 from console.placement.api import handlers
 from console.placement.engine.runtime import runtime
 
@@ -125,7 +130,7 @@ class DecisionFastPath:
         try:
             data = json.loads(b"".join(chunks))
         except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
-            await _reply(send, 400, error_body(f"JSON parse error - {exc}"))
+            await _reply(send, 400, parse_error_body(f"JSON parse error - {exc}"))
             return
         try:
             if _long_batch(data):

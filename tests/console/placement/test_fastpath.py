@@ -104,6 +104,7 @@ def test_errors_have_the_api_shape(example_engine: Any) -> None:
     assert status == 400 and body["errors"]["source"]
     status, body = _call(app, "/api/v1/placements", b"{not json", key)
     assert status == 400 and body["message"].startswith("JSON parse error")
+    assert body["errors"]["body"] == [body["message"]]
     status, body = _call(app, "/api/v1/placements", b"[" * 100_000, key)
     assert status == 400 and body["message"].startswith("JSON parse error")
     status, body = _call(app, "/api/v1/placements", {**REQUEST, "prompt_tokens": 10**7}, key)

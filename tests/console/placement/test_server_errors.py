@@ -54,3 +54,12 @@ def test_a_body_over_the_limit_answers_json_400(client_for: Any, settings: Any) 
     )
     assert response.status_code == 400
     assert response.json() == {"message": "Bad request."}
+
+
+def test_an_unparsable_body_names_the_problem_under_body(client_for: Any) -> None:
+    response = client_for("service").post(
+        "/api/v1/placements", data="{not json", content_type="application/json"
+    )
+    assert response.status_code == 400
+    body = response.json()
+    assert body["message"].startswith("JSON parse error") and body["errors"]["body"]
