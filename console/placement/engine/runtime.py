@@ -120,8 +120,10 @@ class Runtime:
                 self.default_policy, self.engine.snapshot if reuse_topology else None
             )
         except Exception as exc:
+            if str(exc) != self.last_refresh_error:  # once per distinct problem, not per second
+                serving = "the previous one" if self.engine.snapshot else "none yet"
+                logger.warning("snapshot refresh failed; serving %s: %s", serving, exc)
             self.last_refresh_error = str(exc)
-            logger.warning("snapshot refresh failed; serving the previous one: %s", exc)
             return False
         previous = self.engine.snapshot
         if not snapshot.loads and previous is not None and previous.loads:

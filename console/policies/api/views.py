@@ -21,6 +21,7 @@ from console.policies import services
 from console.policies.api import serializers as s
 from console.policies.canary import arm_stats
 from console.policies.models import PolicyTransition, PolicyVersion, TrainingRun
+from console.policies.selectors import rollout_state
 
 READ = {"list": VIEWERS, "retrieve": VIEWERS, "OPTIONS": VIEWERS}
 
@@ -146,8 +147,11 @@ class RolloutView(APIView):
         rt = runtime()
         rt.ensure_started()
         snapshot = rt.engine.snapshot
-        assert snapshot is not None
-        rollout = snapshot.rollout
+        # Without a snapshot (an empty inventory builds none) the database still says who
+        # would serve: the snapshot reads the same rows.
+        rollout = (
+            snapshot.rollout if snapshot is not None else rollout_state(default=rt.default_policy)
+        )
         body: dict[str, Any] = {
             "active": rollout.active.key,
             "shadow": rollout.shadow.key if rollout.shadow else None,

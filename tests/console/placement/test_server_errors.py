@@ -63,3 +63,12 @@ def test_an_unparsable_body_names_the_problem_under_body(client_for: Any) -> Non
     assert response.status_code == 400
     body = response.json()
     assert body["message"].startswith("JSON parse error") and body["errors"]["body"]
+
+
+@pytest.mark.django_db
+def test_the_rollout_answers_on_an_empty_inventory(engine_settings: Any, client_for: Any) -> None:
+    """A fresh console has no fleet, so the engine has no snapshot: the Policies page still
+    learns who would serve (it was a 500)."""
+    response = client_for("viewer").get("/api/v1/rollout")
+    assert response.status_code == 200
+    assert response.json()["active"] == "weighted-score@builtin"
