@@ -1,5 +1,5 @@
 #!/bin/sh
-# locus-entrypoint ROLE: web | worker | beat | migrate | manage ARGS...
+# locus-entrypoint ROLE: web | worker | beat | migrate | probe | manage ARGS...
 # All configuration comes from the environment (see README, "Operations").
 set -eu
 role="${1:-web}"
@@ -27,11 +27,23 @@ case "$role" in
     exec celery -A console beat --loglevel "${LOG_LEVEL:-INFO}" \
       --schedule /app/var/celerybeat-schedule "$@"
     ;;
+  probe)
+    # The web health check: GET /healthz with a Host header Django accepts (the first of
+    # ALLOWED_HOSTS), since a probe to 127.0.0.1 is refused when ALLOWED_HOSTS names only the
+    # public host.
+    exec python -c '
+import os, urllib.request
+host = os.environ.get("ALLOWED_HOSTS", "localhost").split(",")[0].strip().lstrip(".")
+host = "localhost" if host in ("", "*") else host
+url = "http://127.0.0.1:%s/healthz" % os.environ.get("PORT", "8000")
+urllib.request.urlopen(urllib.request.Request(url, headers={"Host": host}), timeout=2)
+'
+    ;;
   manage)
     exec python manage.py "$@"
     ;;
   *)
-    echo "usage: locus-entrypoint web|worker|beat|migrate|manage ARGS" >&2
+    echo "usage: locus-entrypoint web|worker|beat|migrate|probe|manage ARGS" >&2
     exit 64
     ;;
 esac

@@ -5,9 +5,11 @@ The compose file is parsed and validated against the Compose Specification by `c
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
@@ -48,7 +50,7 @@ def _parse(text: str, env: dict[str, str] | None = None) -> PyCompose:
 def test_the_compose_file_validates_against_the_compose_specification() -> None:
     compose = _parse(_compose_text())
     compose.validate()
-    assert set(compose.service_names()) == {"web", "worker", "beat", "postgres", "redis"}
+    assert set(compose.service_names()) == {"migrate", "web", "worker", "beat", "postgres", "redis"}
 
 
 def test_a_broken_compose_file_is_refused() -> None:
@@ -62,19 +64,31 @@ def test_it_refuses_to_start_without_a_secret_key() -> None:
         _parse(_compose_text(), env={})
 
 
+def _services() -> dict:  # type: ignore[type-arg]
+    """The services with YAML merge keys applied, as compose sees them."""
+    return dict(yaml.safe_load(_compose_text())["services"])
+
+
 def test_every_service_has_a_health_check_and_restarts() -> None:
-    services = yaml.safe_load(_compose_text())["services"]
-    for name, service in services.items():
+    for name, service in _services().items():
+        if name == "migrate":  # one-shot
+            assert service["restart"] == "no" and service["command"] == ["migrate"]
+            continue
         assert service.get("healthcheck", {}).get("test"), f"{name} has no health check"
         assert service.get("restart") == "unless-stopped", name
 
 
-def test_services_wait_for_healthy_postgres_and_redis() -> None:
-    services = yaml.safe_load(_compose_text())["services"]
+def test_services_wait_for_healthy_postgres_and_redis_and_migrations() -> None:
+    services = _services()
+    healthy = {
+        "postgres": {"condition": "service_healthy"},
+        "redis": {"condition": "service_healthy"},
+    }
+    assert services["migrate"]["depends_on"] == healthy
     for name in ("web", "worker", "beat"):
         assert services[name]["depends_on"] == {
-            "postgres": {"condition": "service_healthy"},
-            "redis": {"condition": "service_healthy"},
+            **healthy,
+            "migrate": {"condition": "service_completed_successfully"},
         }, name
         assert services[name]["environment"]["DATABASE_URL"].startswith("postgres://")
         assert services[name]["environment"]["REDIS_URL"] == "redis://redis:6379/0"
@@ -92,6 +106,13 @@ def test_the_dockerfile_is_multi_stage_non_root_with_cpu_torch() -> None:
     assert "torch==2.13.0" in text and "whl/cpu" in text
     assert "npm run build" in text and "COPY --from=frontend" in text
     assert "HEALTHCHECK" in text
+    # A fresh named volume on var/artifacts must be writable by the non-root user.
+    assert "mkdir -p /app/var/artifacts" in text
+
+
+def test_the_build_context_leaves_out_local_state_and_secrets() -> None:
+    ignored = set((REPO / ".dockerignore").read_text().split())
+    assert {".venv", ".env", "var", "frontend/node_modules", ".git"} <= ignored
 
 
 def test_every_file_the_dockerfile_copies_exists() -> None:
@@ -107,3 +128,38 @@ def test_the_entrypoint_is_valid_shell_and_refuses_unknown_roles() -> None:
     subprocess.run(["sh", "-n", str(entry)], check=True)
     result = subprocess.run(["sh", str(entry), "nonsense"], capture_output=True, text=True)
     assert result.returncode == 64 and "usage" in result.stderr
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+def test_the_probe_sends_a_host_django_accepts(tmp_path: Path) -> None:
+    """The health probe reaches /healthz with the first ALLOWED_HOSTS entry as its Host
+    (a probe to 127.0.0.1 is refused when ALLOWED_HOSTS names only the public host)."""
+    import http.server
+    import threading
+
+    hosts: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            hosts.append(self.headers["Host"])
+            self.send_response(200 if self.path == "/healthz" else 404)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env = {
+            "PATH": os.environ["PATH"],
+            "PORT": str(server.server_port),
+            "ALLOWED_HOSTS": ".locus.example.com,localhost",
+        }
+        result = subprocess.run(
+            ["sh", str(DOCKER / "entrypoint.sh"), "probe"], env=env, capture_output=True
+        )
+    finally:
+        server.shutdown()
+    assert result.returncode == 0, result.stderr
+    assert hosts == ["locus.example.com"]
