@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { Link, useSearchParams } from "react-router";
 
 import { listPolicies, listTrainingRuns, startTrainingRun } from "../api/ops";
@@ -96,6 +96,8 @@ function RunDetail({ run, versionName }: { run: TrainingRun; versionName: string
   );
 }
 
+const TRAINING_REFRESH_MS = 5_000;
+
 export default function TrainingRuns() {
   const canStart = useCan("start-training");
   const runs = useAsync(listTrainingRuns, []);
@@ -112,6 +114,15 @@ export default function TrainingRuns() {
       versions.reload();
     }
   });
+
+  // Progress events come from the Celery worker, so they reach the browser only through a
+  // shared channel layer (Redis); on the embedded defaults, and while disconnected, poll.
+  const active = (runs.data?.results ?? []).some((r) => r.status === "queued" || r.status === "running");
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(reload, TRAINING_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [active, reload]);
 
   const list = runs.data?.results ?? [];
   const selectedId = Number(params.get("run")) || list[0]?.id || null;
