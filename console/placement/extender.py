@@ -34,6 +34,7 @@ from console.access.authentication import ApiKeyAuthentication
 from console.access.roles import roles_of
 from console.api.errors import error_body
 from console.placement.api.bodies import PlacementRequestBody
+from console.placement.api.handlers import decision_input
 from console.placement.engine.core import DecisionInput, UnknownName
 from console.placement.engine.runtime import runtime
 
@@ -182,14 +183,7 @@ def _pod_input(pod: dict[str, Any]) -> DecisionInput | None:
                 for e in exc.errors()
             ]
         ) from None
-    return DecisionInput(
-        model=body.model,
-        prompt_tokens=body.prompt_tokens,
-        max_output_tokens=body.max_output_tokens,
-        source=body.source,
-        site=body.site,
-        slo=body.slo,
-    )
+    return decision_input(body)
 
 
 def _locus_names(k8s_names: list[str]) -> dict[str, str]:

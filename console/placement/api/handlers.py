@@ -18,7 +18,7 @@ NO_NODE_MESSAGE = "No node may serve this request."
 
 def decide_one(data: Any) -> tuple[int, dict[str, Any]]:
     body = parse(PlacementRequestBody, data)
-    decision = _decide(_input_of(body))
+    decision = _decide(decision_input(body))
     if decision.node is None:
         return 503, _unplaceable(decision)
     return 200, _answer(decision, body.explain)
@@ -28,7 +28,7 @@ def decide_batch(data: Any) -> tuple[int, dict[str, Any]]:
     """Decide many requests in order. One malformed request rejects the whole batch, and it
     is found before any decision is made: a refused batch leaves no decision behind."""
     body = parse(PlacementBatchBody, data)
-    inputs = [_input_of(item) for item in body.requests]
+    inputs = [decision_input(item) for item in body.requests]
     serving = runtime()
     serving.ensure_started()
     for index, item in enumerate(inputs):
@@ -47,7 +47,8 @@ def decide_batch(data: Any) -> tuple[int, dict[str, Any]]:
     return 200, {"decisions": answers}
 
 
-def _input_of(body: PlacementRequestBody) -> DecisionInput:
+def decision_input(body: PlacementRequestBody) -> DecisionInput:
+    """The engine's input for a validated placements body (the extender builds one too)."""
     return DecisionInput(
         model=body.model,
         prompt_tokens=body.prompt_tokens,
