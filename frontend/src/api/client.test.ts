@@ -106,6 +106,52 @@ describe("the API client", () => {
     });
   });
 
+  it("fails a request the server does not answer in time", async () => {
+    vi.useFakeTimers();
+    try {
+      // A fetch that hangs until its signal aborts, as a browser's does.
+      const fetch = vi.fn(
+        (_url: RequestInfo | URL, init?: RequestInit) =>
+          new Promise<Response>((_resolve, reject) => {
+            init?.signal?.addEventListener("abort", () =>
+              reject(new DOMException("The operation was aborted.", "AbortError")),
+            );
+          }),
+      );
+      const client = createClient({
+        fetch,
+        cookies: () => "",
+        onUnauthenticated: vi.fn(),
+        timeoutMs: 5_000,
+      });
+      const answer = client.request("/api/v1/nodes");
+      const checked = expect(answer).rejects.toMatchObject({
+        status: 0,
+        message: "The server did not answer within 5 s.",
+      });
+      await vi.advanceTimersByTimeAsync(5_000);
+      await checked;
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("passes the caller's own abort through as an AbortError", async () => {
+    const fetch = vi.fn(
+      (_url: RequestInfo | URL, init?: RequestInit) =>
+        new Promise<Response>((_resolve, reject) => {
+          init?.signal?.addEventListener("abort", () =>
+            reject(new DOMException("The operation was aborted.", "AbortError")),
+          );
+        }),
+    );
+    const client = createClient({ fetch, cookies: () => "", onUnauthenticated: vi.fn() });
+    const caller = new AbortController();
+    const answer = client.request("/api/v1/nodes", { signal: caller.signal });
+    caller.abort();
+    await expect(answer).rejects.toMatchObject({ name: "AbortError" });
+  });
+
   it("answers undefined for 204 No Content", async () => {
     const { client } = clientWith(new Response(null, { status: 204 }));
     await expect(client.request("/api/v1/sites/x", { method: "DELETE" })).resolves.toBeUndefined();

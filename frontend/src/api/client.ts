@@ -50,7 +50,12 @@ export interface ClientDeps {
   cookies: () => string;
   /** Called once the server says the session is gone (401). */
   onUnauthenticated: () => void;
+  /** A request without an answer by then fails (a hung server must not leave a page on
+   *  "Loading…" for ever). Default REQUEST_TIMEOUT_MS. */
+  timeoutMs?: number;
 }
+
+export const REQUEST_TIMEOUT_MS = 20_000;
 
 const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -105,6 +110,17 @@ export function createClient(deps: ClientDeps) {
       const token = csrfToken(deps.cookies());
       if (token) headers["X-CSRFToken"] = token;
     }
+    // One signal for both the caller's abort and the timeout.
+    const timeoutMs = deps.timeoutMs ?? REQUEST_TIMEOUT_MS;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const callerAborted = () => controller.abort();
+    options.signal?.addEventListener("abort", callerAborted);
+    if (options.signal?.aborted) controller.abort();
     let response: Response;
     try {
       response = await deps.fetch(withQuery(path, options.query), {
@@ -112,11 +128,17 @@ export function createClient(deps: ClientDeps) {
         headers,
         body,
         credentials: "same-origin",
-        signal: options.signal,
+        signal: controller.signal,
       });
     } catch (error) {
+      if (timedOut) {
+        throw new ApiError(0, `The server did not answer within ${Math.round(timeoutMs / 1000)} s.`);
+      }
       if (error instanceof DOMException && error.name === "AbortError") throw error;
       throw new ApiError(0, "The server cannot be reached.");
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", callerAborted);
     }
     if (response.status === 401) deps.onUnauthenticated();
     if (!response.ok) throw await errorFrom(response);

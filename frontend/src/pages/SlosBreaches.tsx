@@ -187,7 +187,8 @@ export default function SlosBreaches() {
         <h1>SLOs &amp; breaches</h1>
         <div className="counts">
           <span className={`count ${open.length ? "state-text-down" : ""}`} data-testid="open-breach-count">
-            <strong>{open.length}{breaches.truncated ? "+" : ""}</strong> open breaches
+            <strong>{open.length}{breaches.truncated ? "+" : ""}</strong> open{" "}
+            {open.length === 1 && !breaches.truncated ? "breach" : "breaches"}
           </span>
           <span className="count"><strong>{slos.data?.results.length ?? "…"}</strong> SLOs</span>
         </div>
