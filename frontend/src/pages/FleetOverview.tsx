@@ -2,6 +2,7 @@ import { useEffect } from "react";
 import { Link } from "react-router";
 
 import { latestTelemetry, listNodes, listSites } from "../api/nodes";
+import { TelemetryLine } from "../components/TelemetryLine";
 import type { LatestTelemetry, Node, NodeState, Site, Tier } from "../api/types";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorBanner } from "../components/ErrorBanner";
@@ -33,22 +34,6 @@ function StateCounts({ nodes }: { nodes: Node[] }) {
         </span>
       ))}
     </div>
-  );
-}
-
-function TelemetryLine({ telemetry }: { telemetry: LatestTelemetry | undefined }) {
-  if (!telemetry) return <span className="muted small">no telemetry</span>;
-  const parts = [
-    telemetry.running !== null && `${telemetry.running} running`,
-    telemetry.queue_depth !== null && `${telemetry.queue_depth} queued`,
-    telemetry.kv_usage !== null && `KV ${Math.round(telemetry.kv_usage * 100)}%`,
-    `${Math.round(telemetry.age_s)} s old`,
-  ].filter(Boolean);
-  return (
-    <span className={`small ${telemetry.stale ? "warn" : ""}`}>
-      {telemetry.stale ? "stale · " : ""}
-      {parts.join(" · ")}
-    </span>
   );
 }
 

@@ -1,20 +1,25 @@
-import type { ReactNode } from "react";
+import { useEffect, type ReactNode } from "react";
 import { Link, useParams } from "react-router";
 
 import { api } from "../api/client";
-import type { Node } from "../api/types";
+import { latestTelemetry } from "../api/nodes";
+import type { LatestTelemetry, Node } from "../api/types";
 import { useCan } from "../auth/session";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { StateBadge } from "../components/StateBadge";
+import { TelemetryLine } from "../components/TelemetryLine";
 import { useAsync } from "../hooks/useAsync";
 import { useLiveEvent } from "../live/context";
 import { NodeActions } from "./nodeDetail/NodeActions";
 import { NodeCharts } from "./nodeDetail/NodeCharts";
 
-function Properties({ node }: { node: Node }) {
+const TELEMETRY_REFRESH_MS = 10_000;
+
+function Properties({ node, telemetry }: { node: Node; telemetry: LatestTelemetry | undefined }) {
   const labels = Object.entries((node.labels ?? {}) as Record<string, string>);
   const exporters = (node.exporter_urls ?? []) as string[];
   const rows: [string, ReactNode][] = [
+    ["Telemetry", <TelemetryLine telemetry={telemetry} />],
     ["Site", `${node.site} (${node.tier})`],
     ["Accelerator", `${node.gpus}× ${node.accelerator}`],
     ["Models", node.models.join(", ")],
@@ -51,6 +56,18 @@ export default function NodeDetail() {
   useLiveEvent("node.state", (event) => {
     if (event.node === name) node.reload();
   });
+  // Staleness is the first thing an SRE looks for on a misbehaving node: the latest
+  // telemetry with its age, refreshed (freshness events come from beat, which only a shared
+  // channel layer relays).
+  const telemetry = useAsync(latestTelemetry, []);
+  const reloadTelemetry = telemetry.reload;
+  useEffect(() => {
+    const timer = setInterval(reloadTelemetry, TELEMETRY_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [reloadTelemetry]);
+  useLiveEvent("node.freshness", (event) => {
+    if (event.node === name) reloadTelemetry();
+  });
 
   if (node.error) return <ErrorBanner error={node.error} />;
   if (!node.data) return <p className="muted">Loading…</p>;
@@ -67,7 +84,7 @@ export default function NodeDetail() {
         </div>
       </header>
       <div className="detail-grid">
-        <Properties node={node.data} />
+        <Properties node={node.data} telemetry={telemetry.data?.[name]} />
         {canAct && <NodeActions node={node.data} onChanged={(n) => node.setData(() => n)} />}
       </div>
       <NodeCharts node={node.data.name} />
