@@ -80,6 +80,13 @@ describe("the sample list", () => {
     ]);
   });
 
+  it("merges rows recorded while the stream was down between older and newer ones", () => {
+    let state = addRecorded(emptyFeed(T0), [sample(1, { recorded: true })]);
+    state = addSamples(state, [sample(9)]);
+    state = addRecorded(state, [sample(9), sample(5), sample(1)].map((r) => ({ ...r, recorded: true })));
+    expect(state.rows.map((r) => r.decision_id)).toEqual(["d9", "d5", "d1"]);
+  });
+
   it("parses a decision event and ignores malformed ones", () => {
     const row = sampleFromEvent({
       type: "decision",

@@ -134,9 +134,14 @@ export function addSamples(state: FeedState, samples: SampledDecision[]): FeedSt
 }
 
 /** Rows from the decision log, placed after any live samples already shown. */
+/** Rows from the decision log merged in by time, newest first, without duplicates: when the
+ *  page opens (older than every live sample) and after a reconnect (the log then also holds
+ *  decisions made while the stream was down, which belong between older and newer rows). */
 export function addRecorded(state: FeedState, records: SampledDecision[]): FeedState {
   const seen = new Set(state.rows.map((r) => r.decision_id));
-  const rows = [...state.rows, ...records.filter((r) => !seen.has(r.decision_id))];
+  const fresh = records.filter((r) => !seen.has(r.decision_id));
+  // A stable sort on the timestamp keeps rows of the same instant in their given order.
+  const rows = [...state.rows, ...fresh].sort((a, b) => Date.parse(b.ts) - Date.parse(a.ts));
   return { ...state, rows: rows.slice(0, MAX_ROWS) };
 }
 

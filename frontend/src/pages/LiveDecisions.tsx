@@ -23,7 +23,7 @@ import {
   type Filters,
   type SampledDecision,
 } from "../decisions/feed";
-import { useLiveEvent } from "../live/context";
+import { useConnectionState, useLiveEvent } from "../live/context";
 import { rate, time } from "../lib/format";
 
 const RECENT_RECORDS = 50;
@@ -146,11 +146,22 @@ export default function LiveDecisions() {
     return () => clearInterval(timer);
   }, []);
 
+  // The decision log is loaded when the page opens and again whenever the live stream
+  // (re)connects: samples sent while it was down are lost, the log has those decisions.
+  const connected = useConnectionState() === "connected";
   useEffect(() => {
+    let current = true;
     listDecisions({ limit: RECENT_RECORDS })
-      .then((page) => setFeed((f) => addRecorded(f, page.results.map(sampleFromRecord))))
-      .catch(setLoadError);
-  }, []);
+      .then((page) => {
+        if (!current) return;
+        setFeed((f) => addRecorded(f, page.results.map(sampleFromRecord)));
+        setLoadError(undefined);
+      })
+      .catch((e: unknown) => current && setLoadError(e));
+    return () => {
+      current = false;
+    };
+  }, [connected]);
 
   useLiveEvent("decision", (event) => {
     const row = sampleFromEvent(event);
