@@ -6,6 +6,9 @@ lands between the create and the write reads an empty file, and the worker dies 
 unrecoverable JSONDecodeError (celery/kombu#1551); with the embedded defaults' 50 ms polling it
 happened within minutes of `make run`. Here a message is written under a name the consumer
 ignores and renamed into place, which is atomic within one directory.
+
+`install()` (called by the Celery app, so in every process that sends or consumes tasks) makes
+`filesystem://` resolve to this transport.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import uuid
 from typing import Any
 
 from kombu.exceptions import ChannelError
-from kombu.transport import filesystem
+from kombu.transport import TRANSPORT_ALIASES, filesystem
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
 
@@ -36,3 +39,8 @@ class Channel(filesystem.Channel):
 
 class Transport(filesystem.Transport):
     Channel = Channel
+
+
+def install() -> None:
+    """Serve `filesystem://` URLs with this transport in this process."""
+    TRANSPORT_ALIASES["filesystem"] = f"{__name__}:Transport"

@@ -4,7 +4,10 @@ import os
 
 from celery import Celery
 
+from console import broker
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+broker.install()  # a filesystem:// broker that never hands out half-written messages
 
 app = Celery("locus")
 app.config_from_object("django.conf:settings", namespace="CELERY")

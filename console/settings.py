@@ -130,9 +130,8 @@ else:
 # server and works across processes (the web process enqueues, the worker consumes).
 CELERY_BROKER_URL: str = env.str("CELERY_BROKER_URL", default=REDIS_URL or "filesystem://")
 if CELERY_BROKER_URL == "filesystem://":
-    # kombu's own filesystem transport can hand a consumer a half-written message
-    # (console/broker.py says how); this one writes and renames.
-    CELERY_BROKER_TRANSPORT = "console.broker:Transport"
+    # `filesystem://` is served by console/broker.py, not kombu's own transport, which can
+    # hand a consumer a half-written message (the Celery app installs it).
     _broker_dir = VAR_DIR / "celery-broker"
     _broker_dir.mkdir(exist_ok=True)
     (VAR_DIR / "celery-processed").mkdir(exist_ok=True)

@@ -62,6 +62,12 @@ def test_messages_round_trip(tmp_path: Path) -> None:
         queue.close()
 
 
-def test_the_embedded_defaults_use_it() -> None:
+def test_filesystem_urls_use_it_in_the_celery_app() -> None:
+    from kombu.transport import resolve_transport
+
+    from console.celery import app
+
+    assert resolve_transport("filesystem") is console.broker.Transport
     if settings.CELERY_BROKER_URL == "filesystem://":
-        assert settings.CELERY_BROKER_TRANSPORT == "console.broker:Transport"
+        with app.connection_for_write() as conn:
+            assert isinstance(conn.transport, console.broker.Transport)
