@@ -1,9 +1,12 @@
 """A node's prefix cache: the KV blocks of recent prompts, evicted least recently used.
 
 Like vLLM's automatic prefix caching, blocks of finished prefills stay resident while memory
-is free and are evicted LRU when sequences need the room: the cache's byte budget is the
-node's KV capacity minus what running sequences reserve. Blocks are keyed by (model, hash id)
-folded into one int, because the same hash under two models is two different KV blocks.
+is free and are evicted LRU when sequences need the room. The blocks a running sequence reads
+(its prompt's) are pinned: they are part of that sequence's KV and never evicted under it, and
+they do not count against the cache's budget, which is the memory left beside the running
+sequences (the simulator's node passes its KV capacity minus what running sequences reserve).
+Blocks are keyed by (model, hash id) folded into one int, because the same hash under two
+models is two different KV blocks.
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ def block_key(model_index: int, hash_id: int) -> int:
 class PrefixCache:
     """LRU set of KV blocks with their sizes, within a byte budget set by its owner."""
 
-    __slots__ = ("_blocks", "bytes")
+    __slots__ = ("_blocks", "_pins", "bytes", "pinned_bytes")
 
     def __init__(self) -> None:
         self._blocks: OrderedDict[int, int] = OrderedDict()
+        self._pins: dict[int, int] = {}  # block -> running sequences reading it
         self.bytes = 0
+        self.pinned_bytes = 0
 
     def __len__(self) -> int:
         return len(self._blocks)
@@ -51,6 +56,11 @@ class PrefixCache:
         self, model_index: int, hashes: tuple[int, ...], block_bytes: int, budget: int
     ) -> None:
         """Cache a prefilled prompt's blocks as most recent, then evict down to `budget`."""
+        self.add(model_index, hashes, block_bytes)
+        self.shrink(budget)
+
+    def add(self, model_index: int, hashes: tuple[int, ...], block_bytes: int) -> None:
+        """Cache a prefilled prompt's blocks as most recent (evicting nothing)."""
         blocks = self._blocks
         for h in hashes:
             key = (h << _MODEL_BITS) | model_index
@@ -59,14 +69,54 @@ class PrefixCache:
             else:
                 blocks[key] = block_bytes
                 self.bytes += block_bytes
-        self.shrink(budget)
+
+    def pin(self, model_index: int, hashes: tuple[int, ...], start: int, stop: int) -> None:
+        """A running sequence reads blocks `start:stop` of `hashes` (all cached)."""
+        pins, blocks = self._pins, self._blocks
+        for h in hashes[start:stop]:
+            key = (h << _MODEL_BITS) | model_index
+            count = pins.get(key, 0)
+            if not count:
+                self.pinned_bytes += blocks[key]
+            pins[key] = count + 1
+
+    def unpin(self, model_index: int, hashes: tuple[int, ...], stop: int) -> None:
+        """The sequence that pinned blocks `:stop` of `hashes` finished."""
+        pins, blocks = self._pins, self._blocks
+        for h in hashes[:stop]:
+            key = (h << _MODEL_BITS) | model_index
+            count = pins[key] - 1
+            if count:
+                pins[key] = count
+            else:
+                del pins[key]
+                self.pinned_bytes -= blocks[key]
 
     def shrink(self, budget: int) -> None:
-        """Evict least recently used blocks until the cache fits in `budget` bytes."""
-        blocks = self._blocks
-        while self.bytes > budget and blocks:
-            self.bytes -= blocks.popitem(last=False)[1]
+        """Evict least recently used unpinned blocks until the unpinned ones fit in `budget`
+        bytes (pinned blocks belong to running sequences, whose reservations hold them)."""
+        blocks, pins = self._blocks, self._pins
+        excess = self.bytes - self.pinned_bytes - budget
+        if excess <= 0:
+            return
+        if not pins:
+            while excess > 0 and blocks:
+                size = blocks.popitem(last=False)[1]
+                self.bytes -= size
+                excess -= size
+            return
+        victims = []
+        for key, size in blocks.items():  # oldest first
+            if excess <= 0:
+                break
+            if key not in pins:
+                victims.append(key)
+                excess -= size
+        for key in victims:
+            self.bytes -= blocks.pop(key)
 
     def clear(self) -> None:
         self._blocks.clear()
+        self._pins.clear()
         self.bytes = 0
+        self.pinned_bytes = 0

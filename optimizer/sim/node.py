@@ -58,6 +58,7 @@ class SimNode:
         "block_bytes",
         "_table",
         "_wake",
+        "pinned",
     )
 
     def __init__(
@@ -93,6 +94,7 @@ class SimNode:
 
     def _reset(self) -> None:
         self.reserved = 0
+        self.pinned: dict[int, int] = {}  # request -> leading blocks of its prompt it pins
         self.waiting: deque[int] = deque()
         self.running = 0  # admitted sequences, prefilling or decoding
         self.batch = {m: 0 for m in self.views}  # decoding sequences per model
@@ -128,7 +130,8 @@ class SimNode:
             self.schedule(now)
         elif self.phase == DECODE and len(self.waiting) == 1 and self._admissible(rid):
             # Prefill has priority: stop the decode run at the end of the round in progress.
-            done = max(1, ceil((now - self.phase_start) / self.round_s - 1e-9))
+            # Rounds begun by now (none when the run starts this very instant).
+            done = max(0, ceil((now - self.phase_start) / self.round_s - 1e-9))
             if done < self.planned:
                 self.planned = done
                 self.version += 1
@@ -162,6 +165,8 @@ class SimNode:
         hashes = t.hashes[rid]
         matched = self.cache.match(m, hashes)
         self.cache.use(m, hashes, matched)
+        self.cache.pin(m, hashes, 0, matched)  # read by this prefill: not evictable under it
+        self.pinned[rid] = matched
         prompt = t.prompt[rid]
         cached = min(matched * BLOCK_TOKENS, prompt)
         t.cached[rid] = cached
@@ -184,7 +189,13 @@ class SimNode:
             self.current = -1
             self.busy_s += now - self.phase_start
             m = t.model[rid]
-            self.cache.insert(m, t.hashes[rid], self.block_bytes[m], self.capacity - self.reserved)
+            # The prompt's blocks join the cache pinned: they are this sequence's own KV (its
+            # reservation holds them) until it finishes, then stay cached while room lasts.
+            hashes = t.hashes[rid]
+            self.cache.add(m, hashes, self.block_bytes[m])
+            self.cache.pin(m, hashes, self.pinned[rid], len(hashes))
+            self.pinned[rid] = len(hashes)
+            self.cache.shrink(self.capacity - self.reserved)
             t.first_token(rid, now)
             if t.output[rid] <= 1:
                 self._finish(rid, now)
@@ -212,6 +223,9 @@ class SimNode:
         self.sync()
 
     def _finish(self, rid: int, now: float) -> None:
+        pinned = self.pinned.pop(rid, 0)
+        if pinned:
+            self.cache.unpin(self._table.model[rid], self._table.hashes[rid], pinned)
         self.reserved -= self._table.kv_need[rid]
         self.running -= 1
         self._table.finish(rid, now)

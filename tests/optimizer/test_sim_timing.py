@@ -105,3 +105,70 @@ def test_request_longer_than_any_kv_room_is_rejected() -> None:
     result = simulate(topo, get_policy("round-robin", topo), [huge], [0.0])
     assert result.table.status[0] != SERVED
     assert result.reject_reasons["no_kv_room"] == 1
+
+
+# A node with room for exactly four 512-token blocks of KV (2 GiB at 1 MiB a token), 1000
+# prefill tokens/s, decode 10 ms + 1 ms per sequence; the audit that found the two deviations
+# below computed these by hand.
+FOUR_BLOCKS = """
+version: 1
+sites: [{name: s1, tier: edge, region: r, jurisdiction: EU}]
+accelerators: [{name: acc, memory_gib: 4}]
+models: [{name: m, memory_gib: 2, kv_bytes_per_token: 1048576}]
+profiles: [{model: m, accelerator: acc, prefill_tokens_per_s: 1000, decode_step_ms: 10,
+            decode_step_ms_per_seq: 1, max_batch: 2}]
+nodes: [{name: n1, site: s1, accelerator: acc, gpus: 1, usd_per_hour: 3.6, models: [m]}]
+"""
+
+
+def _four_block_run(specs: list[tuple[float, int, int, tuple[int, ...]]]) -> object:
+    from optimizer.decision import placement_request
+    from optimizer.topology import parse_topology
+
+    topo = parse_topology(FOUR_BLOCKS)
+    reqs = [
+        placement_request(
+            topo,
+            model="m",
+            source_site="s1",
+            slo=None,
+            prompt_tokens=prompt,
+            max_output_tokens=output,
+            prefix_hashes=hashes,
+        )
+        for _, prompt, output, hashes in specs
+    ]
+    return simulate(topo, get_policy("least-loaded", topo), reqs, [at for at, *_ in specs])
+
+
+def test_the_prefix_cache_keeps_what_fits_beside_the_running_sequence() -> None:
+    """Blocks 1 and 2 stay cached while request 3 runs (3 blocks + 1 token of 4 blocks), so
+    request 4 finds block 1. The running sequence's own prompt blocks count once, not both as
+    its reservation and as cache (they did, and block 1 was evicted)."""
+    result = _four_block_run(
+        [(0.0, 512, 1, (1,)), (2.0, 512, 1, (2,)), (4.0, 512, 1, (3,)), (6.0, 512, 1, (1,))]
+    )
+    assert list(result.table.cached) == [0, 0, 0, 512]  # type: ignore[attr-defined]
+
+
+def test_blocks_a_running_sequence_reads_are_never_evicted_under_it() -> None:
+    from optimizer.sim.cache import PrefixCache
+
+    cache = PrefixCache()
+    cache.add(0, (1, 2, 3), 10)
+    cache.pin(0, (1, 2, 3), 0, 1)  # a running sequence reads block 1, the oldest
+    cache.shrink(0)  # no room beside the running sequences
+    assert (cache.match(0, (1,)), cache.match(0, (2,)), cache.match(0, (3,))) == (1, 0, 0)
+    assert (cache.bytes, cache.pinned_bytes) == (10, 10)
+    cache.unpin(0, (1, 2, 3), 1)
+    cache.shrink(0)
+    assert (cache.bytes, cache.pinned_bytes, cache.match(0, (1,))) == (0, 0, 0)
+
+
+def test_an_arrival_as_a_decode_run_starts_is_prefilled_first() -> None:
+    """B arrives the instant A's prefill ends and A's decode run begins: waiting prefills go
+    first, so B waits no decode round (it waited one)."""
+    result = _four_block_run([(0.0, 1000, 11, (1, 2)), (1.0, 100, 3, (9,))])
+    # A: 0.5 ms intra-site RTT + 1 s prefill; B reaches the node at 1.0005 s, as A's prefill
+    # ends, and is prefilled at once: 0.1 s.
+    assert result.table.ttft[1] == pytest.approx(0.0005 + 0.1)  # type: ignore[attr-defined]
