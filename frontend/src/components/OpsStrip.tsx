@@ -1,9 +1,10 @@
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { Link } from "react-router";
 
 import { getBreakers } from "../api/ops";
 import { addSummary, emptyFeed, rates, summaryFromEvent } from "../decisions/feed";
 import { useAsync } from "../hooks/useAsync";
+import { useInterval } from "../hooks/useInterval";
 import { useOpenBreaches, useOverview } from "../hooks/useOps";
 import { useLiveEvent } from "../live/context";
 import { percent, rate } from "../lib/format";
@@ -13,10 +14,7 @@ import { percent, rate } from "../lib/format";
 function useLiveRate(): number | null {
   const [feed, setFeed] = useState(() => emptyFeed(Date.now()));
   const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(timer);
-  }, []);
+  useInterval(() => setNow(Date.now()), 1000);
   useLiveEvent("decision.summary", (event) =>
     setFeed((f) => addSummary(f, summaryFromEvent(event, Date.now()))),
   );

@@ -1,10 +1,12 @@
 import { useEffect, useState } from "react";
 
+import { latestTelemetry } from "../api/nodes";
 import { getOverview, listBreaches } from "../api/ops";
 import type { Breach } from "../api/types";
 import { useConnectionState, useLiveEvent } from "../live/context";
 import { applyBreachEvent } from "../slos/breaches";
 import { useAsync } from "./useAsync";
+import { useInterval } from "./useInterval";
 
 export const OVERVIEW_REFRESH_MS = 10_000;
 const OPEN_BREACH_LIMIT = 500;
@@ -12,11 +14,7 @@ const OPEN_BREACH_LIMIT = 500;
 /** GET /overview, reloaded every ~10 s. */
 export function useOverview(windowS = 900) {
   const overview = useAsync(() => getOverview(windowS), [windowS]);
-  const reload = overview.reload;
-  useEffect(() => {
-    const timer = setInterval(reload, OVERVIEW_REFRESH_MS);
-    return () => clearInterval(timer);
-  }, [reload]);
+  useInterval(overview.reload, OVERVIEW_REFRESH_MS);
   return overview;
 }
 
@@ -48,10 +46,7 @@ export function useOpenBreaches(onEvent?: () => void) {
       current = false;
     };
   }, [generation, connection === "connected"]);
-  useEffect(() => {
-    const timer = setInterval(() => setGeneration((g) => g + 1), OPEN_BREACH_REFRESH_MS);
-    return () => clearInterval(timer);
-  }, []);
+  useInterval(() => setGeneration((g) => g + 1), OPEN_BREACH_REFRESH_MS);
   useLiveEvent("breach", (event) => {
     // Before the first load an event has nothing to apply to (and an empty list would read as
     // "no open breaches"); the load that is under way will include it.
@@ -59,4 +54,13 @@ export function useOpenBreaches(onEvent?: () => void) {
     onEvent?.();
   });
   return { open, truncated, error };
+}
+
+export const TELEMETRY_REFRESH_MS = 15_000;
+
+/** Every node's latest telemetry with its age, reloaded every TELEMETRY_REFRESH_MS. */
+export function useLatestTelemetry() {
+  const telemetry = useAsync(latestTelemetry, []);
+  useInterval(telemetry.reload, TELEMETRY_REFRESH_MS);
+  return telemetry;
 }

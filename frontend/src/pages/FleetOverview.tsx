@@ -1,7 +1,6 @@
-import { useEffect } from "react";
 import { Link } from "react-router";
 
-import { latestTelemetry, listNodes, listSites } from "../api/nodes";
+import { listNodes, listSites } from "../api/nodes";
 import { TelemetryLine } from "../components/TelemetryLine";
 import type { LatestTelemetry, Node, NodeState, Site, Tier } from "../api/types";
 import { EmptyState } from "../components/EmptyState";
@@ -9,11 +8,11 @@ import { ErrorBanner } from "../components/ErrorBanner";
 import { OpsStrip } from "../components/OpsStrip";
 import { StateBadge } from "../components/StateBadge";
 import { useAsync } from "../hooks/useAsync";
+import { useLatestTelemetry } from "../hooks/useOps";
 import { useLiveEvent } from "../live/context";
 
 const TIERS: Tier[] = ["device", "edge", "regional", "cloud"];
 const STATES: NodeState[] = ["active", "cordoned", "draining", "down"];
-const TELEMETRY_REFRESH_MS = 15_000;
 
 function countStates(nodes: Node[]): Record<NodeState, number> {
   const counts = { active: 0, cordoned: 0, draining: 0, down: 0 };
@@ -84,12 +83,7 @@ export default function FleetOverview() {
     () => Promise.all([listSites(), listNodes()]).then(([s, n]) => ({ sites: s.results, nodes: n.results })),
     [],
   );
-  const telemetry = useAsync(latestTelemetry, []);
-  const reloadTelemetry = telemetry.reload;
-  useEffect(() => {
-    const timer = setInterval(reloadTelemetry, TELEMETRY_REFRESH_MS);
-    return () => clearInterval(timer);
-  }, [reloadTelemetry]);
+  const telemetry = useLatestTelemetry();
 
   useLiveEvent("node.state", (event) =>
     fleet.setData((data) =>
@@ -101,7 +95,7 @@ export default function FleetOverview() {
       },
     ),
   );
-  useLiveEvent("node.freshness", reloadTelemetry);
+  useLiveEvent("node.freshness", telemetry.reload);
 
   if (fleet.error) return <ErrorBanner error={fleet.error} />;
   if (!fleet.data) return <p className="muted">Loading the fleet…</p>;

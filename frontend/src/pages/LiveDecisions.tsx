@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from "react";
 
 import { listDecisions } from "../api/ops";
+import { useInterval } from "../hooks/useInterval";
 import { useCan } from "../auth/session";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { DecisionDetail } from "../decisions/DecisionDetail";
@@ -141,10 +142,7 @@ export default function LiveDecisions() {
   const [selected, setSelected] = useState<string | null>(null);
   const [loadError, setLoadError] = useState<unknown>();
 
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(timer);
-  }, []);
+  useInterval(() => setNow(Date.now()), 1000);
 
   // The decision log is loaded when the page opens and again whenever the live stream
   // (re)connects: samples sent while it was down are lost, the log has those decisions.

@@ -1,19 +1,17 @@
-import { useEffect, type ReactNode } from "react";
+import type { ReactNode } from "react";
 import { Link, useParams } from "react-router";
 
 import { api } from "../api/client";
-import { latestTelemetry } from "../api/nodes";
 import type { LatestTelemetry, Node } from "../api/types";
 import { useCan } from "../auth/session";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { StateBadge } from "../components/StateBadge";
 import { TelemetryLine } from "../components/TelemetryLine";
 import { useAsync } from "../hooks/useAsync";
+import { useLatestTelemetry } from "../hooks/useOps";
 import { useLiveEvent } from "../live/context";
 import { NodeActions } from "./nodeDetail/NodeActions";
 import { NodeCharts } from "./nodeDetail/NodeCharts";
-
-const TELEMETRY_REFRESH_MS = 10_000;
 
 function Properties({ node, telemetry }: { node: Node; telemetry: LatestTelemetry | undefined }) {
   const labels = Object.entries((node.labels ?? {}) as Record<string, string>);
@@ -59,14 +57,9 @@ export default function NodeDetail() {
   // Staleness is the first thing an SRE looks for on a misbehaving node: the latest
   // telemetry with its age, refreshed (freshness events come from beat, which only a shared
   // channel layer relays).
-  const telemetry = useAsync(latestTelemetry, []);
-  const reloadTelemetry = telemetry.reload;
-  useEffect(() => {
-    const timer = setInterval(reloadTelemetry, TELEMETRY_REFRESH_MS);
-    return () => clearInterval(timer);
-  }, [reloadTelemetry]);
+  const telemetry = useLatestTelemetry();
   useLiveEvent("node.freshness", (event) => {
-    if (event.node === name) reloadTelemetry();
+    if (event.node === name) telemetry.reload();
   });
 
   if (node.error) return <ErrorBanner error={node.error} />;

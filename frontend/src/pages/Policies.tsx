@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { useSearchParams } from "react-router";
 
 import { getRollout, listPolicies, listTransitions } from "../api/ops";
@@ -8,6 +8,7 @@ import { Badge, ProgressBar } from "../components/Badge";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useAsync } from "../hooks/useAsync";
+import { useInterval } from "../hooks/useInterval";
 import { dateTime, duration, percent, shortDateTime } from "../lib/format";
 import { useLiveEvent } from "../live/context";
 import { ActionsPanel } from "../policies/ActionsPanel";
@@ -192,11 +193,7 @@ export default function Policies() {
 
   // Evaluations run on a worker and send no live event: poll while one is under way.
   const pending = versions.some((v) => ["queued", "running"].includes(evaluationOf(v)?.status ?? ""));
-  useEffect(() => {
-    if (!pending) return;
-    const timer = setInterval(reload, POLL_MS);
-    return () => clearInterval(timer);
-  }, [pending, reload]);
+  useInterval(reload, POLL_MS, pending);
 
   if (data.error && !data.data) return <ErrorBanner error={data.error} />;
   if (!data.data) return <p className="muted">Loading policies…</p>;

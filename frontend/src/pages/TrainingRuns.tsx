@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { Link, useSearchParams } from "react-router";
 
 import { listPolicies, listTrainingRuns, startTrainingRun } from "../api/ops";
@@ -9,6 +9,7 @@ import { EmptyState } from "../components/EmptyState";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { FormPanel, useSubmit } from "../components/FormPanel";
 import { useAsync } from "../hooks/useAsync";
+import { useInterval } from "../hooks/useInterval";
 import { dateTime, shortDateTime } from "../lib/format";
 import { useLiveEvent } from "../live/context";
 import { applyProgress, flattenFigures } from "../training/runs";
@@ -118,11 +119,7 @@ export default function TrainingRuns() {
   // Progress events come from the Celery worker, so they reach the browser only through a
   // shared channel layer (Redis); on the embedded defaults, and while disconnected, poll.
   const active = (runs.data?.results ?? []).some((r) => r.status === "queued" || r.status === "running");
-  useEffect(() => {
-    if (!active) return;
-    const timer = setInterval(reload, TRAINING_REFRESH_MS);
-    return () => clearInterval(timer);
-  }, [active, reload]);
+  useInterval(reload, TRAINING_REFRESH_MS, active);
 
   const list = runs.data?.results ?? [];
   const selectedId = Number(params.get("run")) || list[0]?.id || null;
