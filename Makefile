@@ -1,4 +1,4 @@
-# Locus: `make setup`, `make run`, `make test` (CONTRACTS §0). Python 3.11+ is the only
+# Locus: `make setup`, `make run`, `make test` (docs/contracts.md §0). Python 3.11+ is the only
 # prerequisite; everything else is installed into .venv/.
 PYTHON ?= python3
 VENV := .venv

@@ -305,7 +305,8 @@ LOCUS_EXTENDER_ALLOW_ANONYMOUS: bool = env.bool("LOCUS_EXTENDER_ALLOW_ANONYMOUS"
 
 # -- policies: evaluations and canaries (console.policies) -------------------------------------
 LOCUS_TRACES_DIR = Path(
-    env.str("LOCUS_TRACES_DIR", default=str(BASE_DIR.parent / "shared" / "data" / "traces"))
+    # The public traces shipped in the repository (optimizer/data/traces/README.md).
+    env.str("LOCUS_TRACES_DIR", default=str(BASE_DIR / "optimizer" / "data" / "traces"))
 )
 LOCUS_EVALUATION_TRACE: str = env.str(
     "LOCUS_EVALUATION_TRACE", default=str(LOCUS_TRACES_DIR / "mooncake_synthetic.jsonl")

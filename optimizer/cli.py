@@ -22,14 +22,14 @@ from optimizer.policies import POLICY_NAMES, load_policy
 from optimizer.report import build_report, format_table
 from optimizer.sim import ScheduledEvent, SimResult, load_schedule, simulate
 from optimizer.topology import Topology, load_topology
-from optimizer.traces import draw_requests, load_trace
+from optimizer.traces import SHIPPED_TRACES, draw_requests, load_trace
 
 _ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TOPOLOGY = _ROOT / "optimizer" / "topologies" / "fleet-demo.yaml"
-# CI and developers keep the shared data beside the checkout (../shared/data).
+# The public traces shipped with the package (optimizer/data/traces/README.md).
 DEFAULT_TRACES = (
-    _ROOT.parent / "shared" / "data" / "traces" / "mooncake_synthetic.jsonl",
-    _ROOT.parent / "shared" / "data" / "traces" / "azure_llm_2023_conv.csv",
+    SHIPPED_TRACES / "mooncake_synthetic.jsonl",
+    SHIPPED_TRACES / "azure_llm_2023_conv.csv",
 )
 
 
@@ -65,7 +65,7 @@ def _progress() -> bool:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    # allow_nan=False: a report is JSON (CONTRACTS §3), and NaN or Infinity are not.
+    # allow_nan=False: a report is JSON (docs/contracts.md §3), and NaN or Infinity are not.
     text = json.dumps(data, indent=2, allow_nan=False) + "\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -237,7 +237,7 @@ def _common(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
         "--topology",
         required=trace,
         default=str(DEFAULT_TOPOLOGY),
-        help="topology YAML (CONTRACTS §1)",
+        help="topology YAML (docs/contracts.md §1)",
     )
     if trace:
         parser.add_argument("--trace", required=True, help="Azure .csv or Mooncake .jsonl")
@@ -278,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.set_defaults(func=cmd_evaluate)
 
     tr = commands.add_parser("train", help="train a PPO placement policy and export scorer.pt")
-    tr.add_argument("--topology", required=True, help="topology YAML (CONTRACTS §1)")
+    tr.add_argument("--topology", required=True, help="topology YAML (docs/contracts.md §1)")
     tr.add_argument("--trace", required=True, help="training trace (.csv or .jsonl)")
     tr.add_argument("--timesteps", type=_count, default=500_000, help="PPO steps (decisions)")
     tr.add_argument("--out", required=True, help="output directory (scorer.pt, policy.json)")

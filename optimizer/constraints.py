@@ -1,4 +1,4 @@
-"""Hard constraints (CONTRACTS §1), applied before any policy so no policy can break them.
+"""Hard constraints (docs/contracts.md §1), applied before any policy so no policy can break them.
 
 A node can serve a request only if it runs the requested model, is not down, draining or
 cordoned, lies in the request's residency jurisdiction, is reachable from the request's site,

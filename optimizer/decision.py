@@ -4,7 +4,7 @@ A placement decision sees one `PlacementRequest` and one `NodeView` per node. Th
 builds the views from its own state; the console builds them from an inventory snapshot plus
 the latest telemetry. Both then call the same `constraints.filter_candidates`, the same
 policy `scores` and the same `features.candidate_rows`, so a decision served over HTTP and one
-made in the simulator on the same state get the same scores (GUIDE rule 1).
+made in the simulator on the same state get the same scores (docs/architecture.md rule 1).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from optimizer.topology import Topology
 
 # Tokens per KV block named by one prefix hash: Mooncake's traces hash 512-token blocks
-# (data/README.md), so live callers must hash their prompts in 512-token blocks too.
+# (docs/traces.md), so live callers must hash their prompts in 512-token blocks too.
 BLOCK_TOKENS = 512
 
 
@@ -46,7 +46,7 @@ class NodeView:
     Static fields come from the topology (see `node_view`); the dynamic ones (`state`,
     `kv_used_bytes`, `queue_depth`, `running`, `queued_prompt_tokens`, `prefix_blocks`) from
     the simulator or from telemetry. Speeds and batch limits are already scaled by `gpus`
-    (CONTRACTS §1): `max_batch` is the node's limit of decoding sequences of this model and
+    (docs/contracts.md §1): `max_batch` is the node's limit of decoding sequences of this model and
     `prefill_tokens_per_s` its whole prefill rate. `prefix_blocks` is the number of leading
     blocks of the request's `prefix_hashes` cached on the node (0 when unknown).
     """

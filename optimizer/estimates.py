@@ -13,7 +13,7 @@ simulator's (see `optimizer.sim`), with what a view cannot know replaced by stat
   decode steps (a slot frees when a sequence finishes).
 - E2E = TTFT + (output - 1) decode steps at the batch the request would join (the prefill
   itself yields the first token).
-- Cost (CONTRACTS §1) = usd_per_hour prorated over the prefill plus a 1/batch share of each
+- Cost (docs/contracts.md §1) = usd_per_hour prorated over the prefill plus a 1/batch share of each
   decode step, plus the egress of the prompt's bytes.
 """
 
@@ -27,7 +27,7 @@ import numpy as np
 from optimizer.decision import BLOCK_TOKENS, NodeView, PlacementRequest
 from optimizer.topology import Topology
 
-# CONTRACTS §1: a prompt crosses the network at 4 bytes a token.
+# docs/contracts.md §1: a prompt crosses the network at 4 bytes a token.
 PROMPT_BYTES_PER_TOKEN = 4
 # Output length assumed for the sequences ahead when a batch is full; the Azure 2023 and
 # Mooncake traces have median outputs of 129 and 69 tokens and means of 211 and 149.
@@ -50,7 +50,7 @@ class Estimates:
 
 
 def decode_step_s(node: NodeView, batch: int) -> float:
-    """One decode step at `batch` sequences (CONTRACTS §1)."""
+    """One decode step at `batch` sequences (docs/contracts.md §1)."""
     return (node.decode_step_ms + node.decode_step_ms_per_seq * batch) / 1000.0
 
 

@@ -1,8 +1,8 @@
 """Per-candidate feature rows for learned scorers: one definition for simulator and live engine.
 
 Each row holds the request's features (broadcast) and one candidate node's features, each on
-a fixed scale chosen so typical values fall within about 0..10 (GUIDE: normalise per feature
-with fixed scales, never per row slot, so a scorer stays permutation invariant). Estimates
+a fixed scale chosen so typical values fall within about 0..10 (docs/architecture.md: normalise per
+feature with fixed scales, never per row slot, so a scorer stays permutation invariant). Estimates
 come from `optimizer.estimates`, shared with the heuristic policies. Bump FEATURE_VERSION on
 any change to names, order or scales: a trained scorer records the version it was trained on.
 """

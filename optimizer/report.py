@@ -1,4 +1,4 @@
-"""The JSON report of a simulation (CONTRACTS §3), plus extras and the terminal table."""
+"""The JSON report of a simulation (docs/contracts.md §3), plus extras and the terminal table."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def latency_stats(values_s: np.ndarray) -> dict[str, float]:
 
 
 def slo_met(result: SimResult, topology: Topology) -> np.ndarray:
-    """Per request: served and within every target of its SLO (CONTRACTS §3)."""
+    """Per request: served and within every target of its SLO (docs/contracts.md §3)."""
     t = result.table
     met = np.array(t.status) == SERVED
     ttft = np.array(t.ttft)
@@ -39,7 +39,7 @@ def slo_met(result: SimResult, topology: Topology) -> np.ndarray:
 
 
 def build_report(result: SimResult, topology: Topology, policy: str) -> dict[str, Any]:
-    """The report object of one run: every CONTRACTS §3 key, then extras."""
+    """The report object of one run: every docs/contracts.md §3 key, then extras."""
     t = result.table
     status = np.array(t.status)
     served = status == SERVED

@@ -1,4 +1,4 @@
-"""Topology files (CONTRACTS §1): parse, validate and query a fleet description.
+"""Topology files (docs/contracts.md §1): parse, validate and query a fleet description.
 
 The schema is declared with pydantic (field types, bounds, unknown keys); cross-references
 (unique names, missing names, self-links, models that do not fit in memory) are checked after.
@@ -28,7 +28,8 @@ DEFAULT_INTRA_SITE_RTT_MS = 0.5
 
 
 class Route(NamedTuple):
-    """Network terms between two sites: intra-site routes move bytes for free (CONTRACTS §1)."""
+    """Network terms between two sites; intra-site routes move bytes for free
+    (docs/contracts.md §1)."""
 
     rtt_s: float
     s_per_byte: float
@@ -83,7 +84,7 @@ class Node(_Entry):
     usd_per_hour: float = Field(ge=0)
     models: tuple[str, ...] = Field(min_length=1)
     role: NodeRole = "mixed"
-    # Console extensions (CONTRACTS §1 allows additions): operational state, labels and the
+    # Console extensions (docs/contracts.md §1 allows additions): operational state, labels and the
     # exporter URLs the telemetry pipeline scrapes. Omitted from dumps when at their defaults.
     state: NodeState = "active"
     labels: dict[str, str] = Field(default_factory=dict)
@@ -205,7 +206,8 @@ class Topology(_Entry):
         return self.profile_by_key[(model, accelerator)]
 
     def kv_capacity_bytes(self, node: Node) -> int:
-        """KV room: node memory left after the weights of every model it serves (CONTRACTS §1)."""
+        """KV room: node memory left after the weights of every model it serves
+        (docs/contracts.md §1)."""
         return _kv_capacity_bytes(node, self.accelerator_by_name, self.model_by_name)
 
     def model_shares(self) -> list[tuple[str, float]]:
@@ -434,5 +436,5 @@ def load_topology(path: str | Path) -> Topology:
 
 
 def dump_topology(topology: Topology) -> str:
-    """The YAML text of a topology, in the file order of CONTRACTS §1."""
+    """The YAML text of a topology, in the file order of docs/contracts.md §1."""
     return yaml.safe_dump(topology.to_dict(), sort_keys=False, default_flow_style=None, width=100)

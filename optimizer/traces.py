@@ -1,4 +1,4 @@
-"""Request arrival traces (CONTRACTS §2): Azure LLM inference CSV and Mooncake JSONL.
+"""Request arrival traces (docs/contracts.md §2): Azure LLM inference CSV and Mooncake JSONL.
 
 The format is picked by extension. Azure CSV rows are `TIMESTAMP,ContextTokens,
 GeneratedTokens` with wall-clock timestamps; Mooncake JSONL lines carry `timestamp` (ms from
@@ -26,6 +26,8 @@ from optimizer.errors import InputFileError
 from optimizer.topology import Topology
 
 TRACE_SUFFIXES = (".csv", ".jsonl")
+# The public traces shipped with the package; data/traces/README.md names their sources.
+SHIPPED_TRACES = Path(__file__).resolve().parent / "data" / "traces"
 _AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 
 
@@ -188,7 +190,7 @@ def draw_requests(
     trace: list[TraceRequest], topology: Topology, seed: int
 ) -> list[PlacementRequest]:
     """Give each arrival a source (by `sources` share) and a model (by `workload` share), both
-    drawn with the run's seed (CONTRACTS §2). A topology without sources sends every request
+    drawn with the run's seed (docs/contracts.md §2). A topology without sources sends every request
     from its first site with no SLO."""
     rng = np.random.default_rng(seed)
     n = len(trace)

@@ -1,4 +1,6 @@
-"""Prometheus metrics of telemetry ingest, served at /metrics with the engine's (CONTRACTS §4).
+"""Prometheus metrics of telemetry ingest, served at /metrics with the engine's.
+
+The endpoint is part of the fixed interfaces (docs/contracts.md §4).
 
 Registered in prometheus_client's default registry, like console/placement/metrics.py, so the
 same /metrics view (and its multiprocess mode) serves them.

@@ -120,7 +120,7 @@ def _worker_float(value: int | float) -> float:
 def parse_json_samples(
     body: bytes, *, window: TimeWindow, build: bool = True, strict: bool = True
 ) -> list[Scrape]:
-    """`{"samples": [{"node", "ts", "metrics": {name: number}}]}` (CONTRACTS §4) as Scrapes.
+    """`{"samples": [{"node", "ts", "metrics": {name: number}}]}` (docs/contracts.md §4) as Scrapes.
 
     With build=False only validates (the API does that; the worker builds the values).
     """

@@ -8,17 +8,13 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-DATA = REPO.parent / "shared" / "data"
+# Real traces ship with the optimizer, real exporter output with the tests (their READMEs
+# give sources and licences).
+TRACES = REPO / "optimizer" / "data" / "traces"
+METRICS = REPO / "tests" / "data" / "metrics"
 TOPOLOGIES = REPO / "optimizer" / "topologies"
 CONTRACT_EXAMPLE = TOPOLOGIES / "contract-example.yaml"
 ROLES = ("viewer", "operator", "admin", "service")
-
-
-@pytest.fixture
-def data_dir() -> Path:
-    if not DATA.is_dir():
-        pytest.skip(f"shared data not found at {DATA}")
-    return DATA
 
 
 @pytest.fixture(autouse=True)
@@ -54,7 +50,7 @@ def _test_settings(settings):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def fleet(db):  # type: ignore[no-untyped-def]
-    """The example fleet of CONTRACTS §1, loaded into the inventory."""
+    """The example fleet of docs/contracts.md §1, loaded into the inventory."""
     from console.inventory.services import topology_import
     from optimizer.topology import load_topology
 

@@ -1,4 +1,4 @@
-"""`Authorization: Bearer <api key>` for services (CONTRACTS §4)."""
+"""`Authorization: Bearer <api key>` for services (docs/contracts.md §4)."""
 
 from __future__ import annotations
 

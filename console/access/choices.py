@@ -1,4 +1,4 @@
-"""The roles of CONTRACTS §4."""
+"""The roles of docs/contracts.md §4."""
 
 from django.db import models
 

@@ -1,6 +1,6 @@
 """One application error type, rendered by one DRF exception handler into one error shape.
 
-Every error body is `{"message": str, "errors": {field: [str, ...]}}` (CONTRACTS §4);
+Every error body is `{"message": str, "errors": {field: [str, ...]}}` (docs/contracts.md §4);
 `errors` is present for validation failures (400) and may carry extra detail elsewhere.
 """
 

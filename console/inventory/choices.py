@@ -1,4 +1,4 @@
-"""Enumerations of the inventory, shared with the topology file format (CONTRACTS §1)."""
+"""Enumerations of the inventory, shared with the topology file format (docs/contracts.md §1)."""
 
 from django.db import models
 

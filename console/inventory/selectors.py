@@ -31,7 +31,7 @@ class InvalidInventory(InputFileError):
 
 
 def inventory_topology() -> Topology:
-    """The whole inventory as a validated Topology (the file format of CONTRACTS §1).
+    """The whole inventory as a validated Topology (the file format of docs/contracts.md §1).
 
     This is what `dump_topology` writes and what evaluations hand to the simulator, so the
     console and the optimizer always see the same fleet. Raises InvalidInventory, listing

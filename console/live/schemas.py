@@ -1,4 +1,4 @@
-"""One schema per live event type (CONTRACTS §4: JSON messages with a `type` field).
+"""One schema per live event type (docs/contracts.md §4: JSON messages with a `type` field).
 
 Events are checked against these when sent, so a producer cannot drift from what the
 dashboard expects; tests assert every producer's events validate.

@@ -2,8 +2,8 @@
 
 `POST /api/v1/placements` and `POST /api/v1/placements:batch` from a service whose API key is
 already in the in-memory key ring are answered here, without a thread hop: a decision is
-about 70 µs of CPU with no I/O (GUIDE rule 2), so running it on the loop is cheaper than
-handing it to a worker thread and back, which costs more than the decision (measured: the
+about 70 µs of CPU with no I/O (docs/architecture.md rule 2), so running it on the loop is cheaper
+than handing it to a worker thread and back, which costs more than the decision (measured: the
 same endpoint through the thread pool reached a seventh of the throughput).
 The body parsing, the engine call and the answers are the DRF views' own
 (`api/handlers.py`), and errors use the API's one error shape.

@@ -1,4 +1,4 @@
-"""Prometheus metrics of the decision engine, served at /metrics (CONTRACTS §4).
+"""Prometheus metrics of the decision engine, served at /metrics (docs/contracts.md §4).
 
 With several server processes, set PROMETHEUS_MULTIPROC_DIR to a shared empty directory so
 /metrics aggregates every process (prometheus_client's multiprocess mode).

@@ -1,5 +1,5 @@
 """Simulator evaluations of a policy version against the active policy and every heuristic,
-on the same arrivals (CONTRACTS §3 report objects), for the console's approval step."""
+on the same arrivals (docs/contracts.md §3 report objects), for the console's approval step."""
 
 from __future__ import annotations
 

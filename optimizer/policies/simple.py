@@ -85,8 +85,8 @@ class LatencyFirstPolicy(Policy):
 
 
 class CostFirstPolicy(Policy):
-    """Lowest estimated dollar cost of this request (CONTRACTS §1 charging: prorated node time
-    plus egress), the cost-minimising placement of cost-aware schedulers; ties go to the
+    """Lowest estimated dollar cost of this request (docs/contracts.md §1 charging: prorated node
+    time plus egress), the cost-minimising placement of cost-aware schedulers; ties go to the
     faster node."""
 
     name = "cost-first"

@@ -2,8 +2,8 @@
 
 Observation: `Box(max_nodes, N_FEATURES + 1)`, one row per candidate node from the shared
 feature module (`optimizer.features.candidate_rows`, the rows the live engine computes), the
-candidates in the first rows and a last column of 1 for a valid row (GUIDE, RL notes).
-Action: `Discrete(max_nodes)`, the index of the chosen candidate; `action_masks()` marks the
+candidates in the first rows and a last column of 1 for a valid row (docs/architecture.md, RL
+notes). Action: `Discrete(max_nodes)`, the index of the chosen candidate; `action_masks()` marks the
 valid rows for sb3-contrib's MaskablePPO (masking learns far better than penalising invalid
 actions). Arrivals with no candidate at all are rejected by the simulator and never shown
 (their miss is charged as in the simulator's evaluation). A sampled episode none of whose

@@ -1,7 +1,7 @@
 """Held-out evaluation of a trained policy against every built-in heuristic and the oracle.
 
 For each load and seed, the held-out trace is replayed once per policy on the same arrivals
-(sources and models drawn with the seed, CONTRACTS §2), and the policy's SLO attainment, p95
+(sources and models drawn with the seed, docs/contracts.md §2), and the policy's SLO attainment, p95
 TTFT and cost per 1k requests are set against those of the best heuristic for that load (the
 one with the highest mean attainment over the seeds) and the oracle's limit.
 """

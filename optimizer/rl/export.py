@@ -2,10 +2,10 @@
 
 `scorer.pt` maps float32 rows (n, N_FEATURES) from `features.candidate_rows` and a bool mask
 (n,) to one score per row (masked rows -inf), with the per-feature normalisation inside; it
-takes any n, because the network is per-candidate. Only the actor path is exported (GUIDE, RL
-notes): scripted, frozen and saved with `torch.jit.save`. `policy.json` beside it records the
-feature names and version, the normalisation, the training config, the seed and the
-evaluation it passed; `load_trained_policy` refuses a scorer whose feature version differs
+takes any n, because the network is per-candidate. Only the actor path is exported
+(docs/architecture.md, RL notes): scripted, frozen and saved with `torch.jit.save`. `policy.json`
+beside it records the feature names and version, the normalisation, the training config, the seed
+and the evaluation it passed; `load_trained_policy` refuses a scorer whose feature version differs
 from this build's `FEATURE_VERSION`.
 """
 
@@ -63,9 +63,10 @@ class TrainedPolicy(Policy):
     """A policy served by a trained `scorer.pt`: `candidate_rows` -> scorer -> scores.
 
     Scoring runs under `torch.no_grad()`. Servers should call `torch.set_num_threads(1)`
-    (GUIDE: one thread is fastest for these tiny matrices and avoids oversubscription); the
-    loader does so when torch still has its default thread count, so the simulator and a
-    console worker that never set it get the single-threaded behaviour the benchmark measures.
+    (docs/architecture.md: one thread is fastest for these tiny matrices and avoids
+    oversubscription); the loader does so when torch still has its default thread count, so the
+    simulator and a console worker that never set it get the single-threaded behaviour the
+    benchmark measures.
     """
 
     def __init__(self, module: torch.jit.ScriptModule, meta: dict[str, Any], name: str) -> None:

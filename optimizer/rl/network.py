@@ -7,11 +7,12 @@ logits follow any reordering of the candidates and one policy serves fleets of a
 (Zaheer et al. 2017, "Deep Sets"; Decima's per-node scorer, Mao et al. 2019).
 
 Inputs are normalised per feature column with fixed statistics held as buffers (never per row
-slot, which would break permutation invariance; GUIDE, RL notes), and the export bakes them in.
+slot, which would break permutation invariance; docs/architecture.md, RL notes), and the export
+bakes them in.
 
 SB3 builds the optimizer inside `_build`, so `DeepSetsPolicy` overrides `_build` to create its
 own modules first and then the optimizer over all of them (SB3 docs, "Custom Policy Network";
-GUIDE: replacing `action_net` after construction leaves it out of the optimizer).
+docs/architecture.md: replacing `action_net` after construction leaves it out of the optimizer).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from optimizer.traces import TraceRequest, draw_requests
 # Azure's negative), and each document owns a range of this many ids.
 _DOC_ID_BASE = 1 << 40
 _DOC_ID_STRIDE = 1 << 16
-# Longest prompt after scaling: the longest Mooncake prompts are ~40k tokens (data/README.md).
+# Longest prompt after scaling: the longest Mooncake prompts are ~40k tokens (docs/traces.md).
 _MAX_PROMPT_TOKENS = 65536
 
 

@@ -80,7 +80,7 @@ class TrainConfig:
     batch_size: int = 512
     """PPO minibatch size."""
     n_epochs: int = 4
-    """PPO epochs per rollout (the update dominates the wall time; GUIDE)."""
+    """PPO epochs per rollout (the update dominates the wall time; docs/architecture.md)."""
     learning_rate: float = 1e-4
     """Adam step size for PPO (small: it fine-tunes a cloned policy)."""
     gamma: float = 0.995

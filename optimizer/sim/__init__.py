@@ -1,6 +1,6 @@
 """Fleet simulator: discrete-event replay of a trace over a topology under one policy.
 
-Timing model (CONTRACTS §1 semantics; deterministic for a seed)
+Timing model (docs/contracts.md §1 semantics; deterministic for a seed)
 ---------------------------------------------------------------
 A request arriving at time a from a source at site S is placed at once by the policy, among
 the candidates that pass the hard constraints (`optimizer.constraints`); if there are none it

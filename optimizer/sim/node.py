@@ -5,7 +5,7 @@ the head of its queue if the head can be admitted (a batch slot for its model an
 its whole sequence), one request at a time, stalling decode; otherwise it runs decode rounds.
 A round advances every running sequence by one token and takes, per model in the batch,
 `decode_step_ms + decode_step_ms_per_seq * batch` (models on one node take turns, so a
-single-model node has exactly the CONTRACTS §1 step). Between scheduling points the batch is
+single-model node has exactly the docs/contracts.md §1 step). Between scheduling points the batch is
 fixed, so the node jumps straight to the round where the next sequence finishes; an arrival
 that could be admitted cuts the run at the end of the round in progress.
 """
@@ -105,7 +105,7 @@ class SimNode:
         self.round_s = 0.0
         self.planned = 0
         self.current = -1
-        # Running dollar share per sequence of each model since the start (CONTRACTS §1: a
+        # Running dollar share per sequence of each model since the start (docs/contracts.md §1: a
         # sequence pays 1/batch of each step it takes part in); a sequence pays the difference
         # between its finish and its start.
         self.share = {m: 0.0 for m in self.views}

@@ -1,4 +1,4 @@
-"""Every API route × every persona against one table of expectations (CONTRACTS §4).
+"""Every API route × every persona against one table of expectations (docs/contracts.md §4).
 
 The table below is the access policy. A route missing from it fails the test, so a new
 endpoint cannot ship without a decided rule.

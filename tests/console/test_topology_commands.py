@@ -1,4 +1,4 @@
-"""load_topology / dump_topology (CONTRACTS §1) through the management commands."""
+"""load_topology / dump_topology (docs/contracts.md §1) through the management commands."""
 
 from __future__ import annotations
 

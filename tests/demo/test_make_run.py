@@ -28,10 +28,6 @@ pytestmark = [
         bool(os.environ.get("DATABASE_URL") or os.environ.get("REDIS_URL")),
         reason="the demo runs on the embedded defaults; the SQLite pass runs it",
     ),
-    pytest.mark.skipif(
-        not (REPO.parent / "shared" / "data" / "traces").is_dir(),
-        reason="needs the shared traces beside the checkout",
-    ),
 ]
 BUDGET_S = 240
 

@@ -46,8 +46,8 @@ TELEMETRY_NODE = "fra-h100-1"
 TRAINING_TIMESTEPS = 2048
 
 # Runs in a subprocess against the server's database. Telemetry goes in through the public
-# ingest API (CONTRACTS §4), processed at once since Celery runs eagerly here: a quarter hour
-# of readings every 20 s, the range the node page charts first.
+# ingest API (docs/contracts.md §4), processed at once since Celery runs eagerly here: a quarter
+# hour of readings every 20 s, the range the node page charts first.
 SEED = f"""
 import math
 from datetime import UTC, datetime, timedelta

@@ -12,9 +12,9 @@ from optimizer.decision import PlacementRequest, placement_request
 from optimizer.topology import Topology, parse_topology
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED_TRACES = REPO / ".." / "shared" / "data" / "traces"
-MOONCAKE = SHARED_TRACES / "mooncake_synthetic.jsonl"
-AZURE = SHARED_TRACES / "azure_llm_2023_conv.csv"
+TRACES_DIR = REPO / "optimizer" / "data" / "traces"
+MOONCAKE = TRACES_DIR / "mooncake_synthetic.jsonl"
+AZURE = TRACES_DIR / "azure_llm_2023_conv.csv"
 FLEET_DEMO = REPO / "optimizer" / "topologies" / "fleet-demo.yaml"
 
 # Four sites on three tiers and two jurisdictions; numbers chosen to make hand computation

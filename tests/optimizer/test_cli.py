@@ -1,4 +1,4 @@
-"""The command line (CONTRACTS §3): reports, plots, errors, determinism."""
+"""The command line (docs/contracts.md §3): reports, plots, errors, determinism."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from optimizer.rl.train import TrainConfig, train
 from optimizer.sim.requests import SERVED
 from optimizer.topology import Topology, load_topology
 from optimizer.traces import TraceRequest, load_trace
-from tests.conftest import TOPOLOGIES
+from tests.conftest import TOPOLOGIES, TRACES
 
 FLEET = TOPOLOGIES / "fleet-demo.yaml"
 SMALL = ScenarioConfig(window=96)
@@ -267,10 +267,10 @@ def test_train_api_runs_a_tiny_budget_and_reports_progress(
 @pytest.mark.slow
 # The goal allows 15 minutes of training; the suite's default timeout is 300 s.
 @pytest.mark.timeout(20 * 60)
-def test_shipped_training_command_beats_the_best_heuristic(data_dir: Path, tmp_path: Path) -> None:
+def test_shipped_training_command_beats_the_best_heuristic(tmp_path: Path) -> None:
     """The issue's goal, end to end (~10 min on 2 cores): train on Azure, evaluate on Mooncake
     at the default loads, 1x (moderate) and 3.5x (heavy; README, results)."""
-    traces = data_dir / "traces"
+    traces = TRACES
     config = TrainConfig(
         topology=str(FLEET),
         trace=str(traces / "azure_llm_2023_conv.csv"),

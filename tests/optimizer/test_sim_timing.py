@@ -1,4 +1,4 @@
-"""The simulator's timing and cost against hand computation (CONTRACTS §1)."""
+"""The simulator's timing and cost against hand computation (docs/contracts.md §1)."""
 
 from __future__ import annotations
 

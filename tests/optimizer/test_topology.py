@@ -1,4 +1,5 @@
-"""Topology validation (CONTRACTS §1): every problem names the file, the entry and the field."""
+"""Topology validation (docs/contracts.md §1): every problem names the file, the entry and the
+field."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Trace loading (CONTRACTS §2) for both formats, with errors naming the line."""
+"""Trace loading (docs/contracts.md §2) for both formats, with errors naming the line."""
 
 from __future__ import annotations
 

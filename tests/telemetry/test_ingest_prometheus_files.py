@@ -1,13 +1,13 @@
-"""The real exporter files in ../shared/data/metrics ingest into the right node fields."""
+"""The real exporter files in tests/data/metrics ingest into the right node fields."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from telemetry.selectors import latest_node_state
+from tests.conftest import METRICS
 
 pytestmark = pytest.mark.django_db
 MIB = 1024 * 1024
@@ -19,10 +19,8 @@ def _series(client: Any, node: str, metric: str) -> list[dict[str, Any]]:
     return response.json()["series"]
 
 
-def test_vllm_fixture_sets_queue_kv_prefix_and_ttft(
-    fleet: Any, data_dir: Path, push: Any, client_for: Any
-) -> None:
-    text = (data_dir / "metrics" / "vllm_metrics.txt").read_text()
+def test_vllm_fixture_sets_queue_kv_prefix_and_ttft(fleet: Any, push: Any, client_for: Any) -> None:
+    text = (METRICS / "vllm_metrics.txt").read_text()
     response = push("prometheus?node=muc-l4-1", text, "text/plain; version=0.0.4")
     assert response.status_code == 202, response.content
     state = latest_node_state("muc-l4-1")
@@ -51,9 +49,9 @@ def test_vllm_fixture_sets_queue_kv_prefix_and_ttft(
 
 
 def test_dcgm_l40s_scrape_sets_gpu_fields_and_keeps_per_gpu_series(
-    fleet: Any, data_dir: Path, push: Any, client_for: Any
+    fleet: Any, push: Any, client_for: Any
 ) -> None:
-    text = (data_dir / "metrics" / "dcgm_scrape_l40s.prom").read_text()
+    text = (METRICS / "dcgm_scrape_l40s.prom").read_text()
     assert push("prometheus?node=fra-h100-1", text, "text/plain").status_code == 202
     state = latest_node_state("fra-h100-1")
     assert state is not None
@@ -69,9 +67,9 @@ def test_dcgm_l40s_scrape_sets_gpu_fields_and_keeps_per_gpu_series(
 
 
 def test_dcgm_with_several_gpus_averages_util_and_sums_memory_and_power(
-    fleet: Any, data_dir: Path, push: Any
+    fleet: Any, push: Any
 ) -> None:
-    one = (data_dir / "metrics" / "dcgm_scrape_l40s.prom").read_text()
+    one = (METRICS / "dcgm_scrape_l40s.prom").read_text()
     lines = [ln for ln in one.splitlines() if ln.startswith("DCGM_")]
     second = [ln.replace('gpu="0"', 'gpu="1"').replace("GPU-5b4e", "GPU-ffff") for ln in lines]
     text = "\n".join(lines + second) + "\n"
@@ -86,12 +84,12 @@ def test_dcgm_with_several_gpus_averages_util_and_sums_memory_and_power(
 
 
 def test_every_default_dcgm_counter_is_mapped_or_kept_and_sentinels_are_dropped(
-    fleet: Any, data_dir: Path, client_for: Any
+    fleet: Any, client_for: Any
 ) -> None:
     from telemetry.services import batch_accept, batch_process
 
     fields = []
-    for line in (data_dir / "metrics" / "dcgm_default_counters.csv").read_text().splitlines():
+    for line in (METRICS / "dcgm_default_counters.csv").read_text().splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         name, kind = (part.strip() for part in line.split(",")[:2])

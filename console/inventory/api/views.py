@@ -164,7 +164,7 @@ class WorkloadShareViewSet(_InventoryViewSet):
 
 
 class TopologyView(APIView):
-    """The whole inventory in the topology file format (CONTRACTS §1)."""
+    """The whole inventory in the topology file format (docs/contracts.md §1)."""
 
     access = {"GET": VIEWERS, "HEAD": VIEWERS, "OPTIONS": VIEWERS, "PUT": OPERATORS}
     parser_classes = [JSONParser, YamlTextParser]

@@ -27,7 +27,7 @@ Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 
 
 class PlacementRequestBody(BaseModel):
-    """POST /api/v1/placements (CONTRACTS §4). Strict: `"1800"` is not a token count and
+    """POST /api/v1/placements (docs/contracts.md §4). Strict: `"1800"` is not a token count and
     `"yes"` not a boolean (the scheduler extender, whose annotations are strings, validates
     with `strict=False`)."""
 

@@ -2,8 +2,8 @@
 
 The constraints, node views, scores and features are the optimizer's own (`optimizer.decision`,
 `optimizer.constraints`, `optimizer.policies`), so a decision served here and one made in the
-simulator on the same state get the same scores (GUIDE rule 1). What only the live engine
-knows is added on top: telemetry staleness, circuit breakers, canary routing, shadow scoring
+simulator on the same state get the same scores (docs/architecture.md rule 1). What only the live
+engine knows is added on top: telemetry staleness, circuit breakers, canary routing, shadow scoring
 and an approximate per-node prefix index built from its own past decisions (as llm-d's
 approximate prefix-cache scorer does, since engines do not export their cache contents).
 """
@@ -44,7 +44,7 @@ class UnknownName(ValueError):
 
 @dataclass(frozen=True)
 class DecisionInput:
-    """A validated decision request (CONTRACTS §4, POST /api/v1/placements)."""
+    """A validated decision request (docs/contracts.md §4, POST /api/v1/placements)."""
 
     model: str
     prompt_tokens: int

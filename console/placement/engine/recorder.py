@@ -8,8 +8,8 @@ counted (`locus_decision_records_dropped_total`), so memory stays bounded.
 
 The live stream gets a bounded view of the decisions: every `summary_interval_s` one
 `decision.summary` event with counts per node and policy, plus at most
-`sampled_per_interval` individual `decision` events (CONTRACTS §4 streams; the dashboard says
-on screen that it shows a sample).
+`sampled_per_interval` individual `decision` events (docs/contracts.md §4 streams; the dashboard
+says on screen that it shows a sample).
 """
 
 from __future__ import annotations

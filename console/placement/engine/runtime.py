@@ -1,5 +1,5 @@
 """The engine of this server process: one per process, refreshed and recorded in the
-background, shared by every request (GUIDE rule 2).
+background, shared by every request (docs/architecture.md rule 2).
 
 `runtime()` returns it, starting its threads on first use (not at import, so management
 commands and migrations start none). Tests call `refresh()` to install a snapshot on the

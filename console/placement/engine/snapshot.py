@@ -3,7 +3,7 @@
 A snapshot is immutable and replaced whole by a background refresh (`runtime.py`), so a
 decision never queries the database or the network and never sees half an update. Building
 one reads the database; when that fails the previous snapshot stays in service and only its
-age grows (GUIDE rule 2: a dead database degrades freshness, never availability).
+age grows (docs/architecture.md rule 2: a dead database degrades freshness, never availability).
 """
 
 from __future__ import annotations

@@ -1079,7 +1079,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The whole inventory in the topology file format (CONTRACTS §1). */
+        /** @description The whole inventory in the topology file format (docs/contracts.md §1). */
         get: operations["v1_topology_retrieve"];
         /** @description Import a topology (JSON body, or YAML text with Content-Type application/yaml). */
         put: operations["v1_topology_update"];
@@ -1813,7 +1813,7 @@ export interface components {
         };
         /**
          * PlacementRequestBody
-         * @description POST /api/v1/placements (CONTRACTS §4). Strict: `"1800"` is not a token count and
+         * @description POST /api/v1/placements (docs/contracts.md §4). Strict: `"1800"` is not a token count and
          *     `"yes"` not a boolean (the scheduler extender, whose annotations are strings, validates
          *     with `strict=False`).
          */
@@ -1861,7 +1861,7 @@ export interface components {
         };
         /**
          * PlacementRequestBody
-         * @description POST /api/v1/placements (CONTRACTS §4). Strict: `"1800"` is not a token count and
+         * @description POST /api/v1/placements (docs/contracts.md §4). Strict: `"1800"` is not a token count and
          *     `"yes"` not a boolean (the scheduler extender, whose annotations are strings, validates
          *     with `strict=False`).
          */

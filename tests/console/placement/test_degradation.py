@@ -1,5 +1,6 @@
-"""GUIDE rule 2: with PostgreSQL gone, and separately with Redis gone, a running server keeps
-serving decisions, and the decision records accepted meanwhile are written once it is back.
+"""docs/architecture.md rule 2: with PostgreSQL gone, and separately with Redis gone, a running
+server keeps serving decisions, and the decision records accepted meanwhile are written once it is
+back.
 
 A real server (uvicorn, production settings) reaches PostgreSQL and Redis through TCP proxies
 that the test cuts, as a crashed or partitioned service would look; the machine's services

@@ -1,5 +1,5 @@
-"""GUIDE rule 1: a decision served over HTTP and one made in the simulator on the same state
-give the same scores.
+"""docs/architecture.md rule 1: a decision served over HTTP and one made in the simulator on the
+same state give the same scores.
 
 The simulator replays a real trace part-way over the demo fleet, leaving queues, batches and
 KV caches loaded. That state reaches the console the way production state does: as telemetry
@@ -26,7 +26,7 @@ from optimizer.policies import get_policy
 from optimizer.sim import Simulator
 from optimizer.topology import load_topology
 from optimizer.traces import draw_requests, load_trace
-from tests.conftest import TOPOLOGIES
+from tests.conftest import TOPOLOGIES, TRACES
 
 pytestmark = pytest.mark.django_db
 POLICIES = (
@@ -43,7 +43,6 @@ POLICIES = (
 @pytest.mark.parametrize("policy_name", POLICIES)
 def test_http_and_simulator_give_the_same_scores(
     policy_name: str,
-    data_dir: Any,
     engine_settings: Any,
     client_for: Any,
     django_capture_on_commit_callbacks: Any,
@@ -51,7 +50,7 @@ def test_http_and_simulator_give_the_same_scores(
     engine_settings.LOCUS_DEFAULT_POLICY = policy_name
     topology = load_topology(TOPOLOGIES / "fleet-demo.yaml")
     topology_import(topology=topology)
-    trace = load_trace(data_dir / "traces" / "mooncake_synthetic.jsonl", limit=600, load=4.0)
+    trace = load_trace(TRACES / "mooncake_synthetic.jsonl", limit=600, load=4.0)
     requests = draw_requests(trace, topology, seed=0)
     sim = Simulator(
         topology, get_policy("least-loaded", topology), requests, [r.arrival_s for r in trace]

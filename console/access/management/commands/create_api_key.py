@@ -1,4 +1,4 @@
-"""`manage.py create_api_key NAME --role ROLE`: print a new API key once (CONTRACTS §0)."""
+"""`manage.py create_api_key NAME --role ROLE`: print a new API key once (docs/contracts.md §0)."""
 
 from __future__ import annotations
 

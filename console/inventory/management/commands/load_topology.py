@@ -1,4 +1,4 @@
-"""`manage.py load_topology FILE`: import a topology file (CONTRACTS §1), atomically."""
+"""`manage.py load_topology FILE`: import a topology file (docs/contracts.md §1), atomically."""
 
 from __future__ import annotations
 
