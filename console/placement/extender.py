@@ -21,7 +21,6 @@ shape (why each, at the views).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.conf import settings
@@ -32,6 +31,7 @@ from pydantic import ValidationError
 
 from console.access.authentication import ApiKeyAuthentication
 from console.access.roles import roles_of
+from console.api import jsonbody
 from console.api.errors import error_body
 from console.placement.api.bodies import PlacementRequestBody
 from console.placement.api.handlers import decision_input
@@ -91,9 +91,11 @@ def _args(request: HttpRequest) -> tuple[dict[str, Any], list[str], dict[str, An
     """The pod, the Kubernetes node names and (without `nodeCacheCapable`) the NodeList, each
     checked against its extender/v1 type: JSON of any other shape is the caller's error."""
     try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, RecursionError) as exc:
-        raise ExtenderError(f"body is not JSON: {exc}") from exc
+        body = jsonbody.loads(request.body or b"{}")
+    except jsonbody.JsonBodyError as exc:
+        if "body" in exc.errors:
+            raise ExtenderError(f"body is not JSON: {exc.message}") from exc
+        raise ExtenderError(exc.message, exc.errors) from exc
     if not isinstance(body, dict):
         raise _invalid(
             [(("non_field_errors",), "must be an ExtenderArgs object")],

@@ -39,6 +39,7 @@ from rest_framework.exceptions import ValidationError
 
 from console.access.keyring import digest_of, keyring
 from console.access.permissions import SERVICE_CALLERS
+from console.api import jsonbody
 from console.api.errors import (
     INTERNAL_ERROR_MESSAGE,
     error_body,
@@ -128,9 +129,14 @@ class DecisionFastPath:
             if not message.get("more_body"):
                 break
         try:
-            data = json.loads(b"".join(chunks))
-        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
-            await _reply(send, 400, parse_error_body(f"JSON parse error - {exc}"))
+            data = jsonbody.loads(b"".join(chunks))
+        except jsonbody.JsonBodyError as exc:  # not JSON, absurdly deep, or a NUL character
+            body = (
+                parse_error_body(exc.message)
+                if "body" in exc.errors
+                else validation_error_body(exc.errors)
+            )
+            await _reply(send, 400, body)
             return
         try:
             if _long_batch(data):

@@ -8,14 +8,13 @@ import yaml
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.permissions import OPERATORS, VIEWERS, inventory_access
 from console.api.errors import ApplicationError
-from console.api.parsers import YamlTextParser
+from console.api.parsers import SafeJSONParser, YamlTextParser
 from console.inventory import filtersets
 from console.inventory.api import serializers as s
 from console.inventory.models import (
@@ -167,7 +166,7 @@ class TopologyView(APIView):
     """The whole inventory in the topology file format (docs/contracts.md §1)."""
 
     access = {"GET": VIEWERS, "HEAD": VIEWERS, "OPTIONS": VIEWERS, "PUT": OPERATORS}
-    parser_classes = [JSONParser, YamlTextParser]
+    parser_classes = [SafeJSONParser, YamlTextParser]
 
     @extend_schema(responses={200: OpenApiResponse(description="The topology as JSON.")})
     def get(self, request: Request) -> Response:

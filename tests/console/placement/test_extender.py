@@ -286,3 +286,13 @@ def test_stale_nodes_pass_when_no_fresh_offered_node_is_left(
         for r in _post("/extender/prioritize", {"Pod": POD, "NodeNames": K8S_NODES})
     }
     assert max(scores["fra-h100-1"], scores["muc-l4-1"]) == 10
+
+
+def test_a_nul_character_anywhere_is_refused_naming_its_path(mixed_fleet: Any) -> None:
+    pod = _annotated(**{"locus.io/session": "a\x00b"})
+    body = {"Pod": pod, "NodeNames": K8S_NODES}
+    result = _post_raw("/extender/filter", body).json()
+    assert "NUL" in result["Error"] and result["NodeNames"] is None
+    response = _post_raw("/extender/prioritize", {"Pod": POD, "NodeNames": ["muc-l4-1", "a\x00"]})
+    assert response.status_code == 400
+    assert "NUL" in response.json()["errors"]["NodeNames"]["1"][0]

@@ -183,3 +183,19 @@ def test_long_batches_leave_the_loop(example_engine: Any, monkeypatch: pytest.Mo
     assert [(status, len(body["decisions"])) for status, body in answers] == [(200, 2), (200, 3)]
     assert threads[0] != threads[1]
     assert threads[1].startswith("asyncio")  # the loop's default executor
+
+
+def test_a_nul_character_is_refused_naming_the_field(example_engine: Any) -> None:
+    """PostgreSQL cannot store U+0000: a decision carrying one used to be answered 200 and
+    then block the recorder's queue (docs/hardening.md)."""
+    app = DecisionFastPath(Fallback())
+    key = _warm_key()
+    status, body = _call(app, "/api/v1/placements", {**REQUEST, "session_id": "a\x00b"}, key)
+    assert status == 400 and "NUL" in body["errors"]["session_id"][0]
+    batch = {"requests": [REQUEST, {**REQUEST, "model": "llama\x00"}]}
+    status, body = _call(app, "/api/v1/placements:batch", batch, key)
+    assert status == 400 and "NUL" in body["errors"]["requests"]["1"]["model"][0]
+    status, body = _call(app, "/api/v1/placements", {**REQUEST, "session_id": "a\\u0000b"}, key)
+    assert status == 200  # an escaped backslash is text, not a NUL
+    example_engine.recorder.flush()
+    assert example_engine.recorder.stats.written == 1
