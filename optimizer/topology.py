@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from optimizer.errors import InputFileError
 
@@ -36,9 +43,32 @@ class Route(NamedTuple):
     egress_usd_per_byte: float
 
 
+# The largest source or workload share: shares are relative weights, and a bound keeps their
+# sum finite (1.7e308 twice is infinity, which made every evaluation's draw fail).
+MAX_SHARE = 1_000_000.0
+
+
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+    if isinstance(value, tuple | list):
+        return any(_holds_nul(v) for v in value)
+    return False
+
+
 class _Entry(BaseModel):
     # YAML's .inf and .nan are floats too: no fleet has infinite prices or latencies.
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        # YAML's "\0" escape makes a NUL character, which no database text column stores.
+        if _holds_nul(value):
+            raise ValueError("must not contain the NUL character (U+0000)")
+        return value
 
 
 class Site(_Entry):
@@ -94,7 +124,7 @@ class Node(_Entry):
 class Source(_Entry):
     name: str = Field(min_length=1)
     site: str
-    share: float = Field(gt=0)
+    share: float = Field(gt=0, le=MAX_SHARE)
     slo: str
 
 
@@ -109,7 +139,7 @@ class Slo(_Entry):
 
 class ModelShare(_Entry):
     name: str
-    share: float = Field(gt=0)
+    share: float = Field(gt=0, le=MAX_SHARE)
 
 
 class Workload(_Entry):

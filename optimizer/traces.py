@@ -186,6 +186,13 @@ def load_trace(
     ]
 
 
+def _probabilities(shares: np.ndarray) -> np.ndarray:
+    """Shares as probabilities. Scaled by the largest first, so the sum cannot overflow to
+    infinity (two shares of 1e308 are 1:1, not a failed draw)."""
+    scaled = shares / shares.max()
+    return scaled / scaled.sum()
+
+
 def draw_requests(
     trace: list[TraceRequest], topology: Topology, seed: int
 ) -> list[PlacementRequest]:
@@ -196,12 +203,12 @@ def draw_requests(
     n = len(trace)
     if topology.sources:
         shares = np.array([s.share for s in topology.sources], dtype=np.float64)
-        source_idx = rng.choice(len(shares), size=n, p=shares / shares.sum())
+        source_idx = rng.choice(len(shares), size=n, p=_probabilities(shares))
     else:
         source_idx = np.zeros(n, dtype=np.int64)
     model_shares = topology.model_shares()
     weights = np.array([share for _, share in model_shares], dtype=np.float64)
-    model_idx = rng.choice(len(weights), size=n, p=weights / weights.sum())
+    model_idx = rng.choice(len(weights), size=n, p=_probabilities(weights))
     requests = []
     for i, item in enumerate(trace):
         model = model_shares[int(model_idx[i])][0]

@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from console.inventory.choices import NodeRole, NodeState, Tier
+from optimizer.topology import MAX_SHARE
 
 
 def _non_negative(field: str, table: str) -> models.CheckConstraint:
@@ -19,6 +20,12 @@ def _positive(field: str, table: str) -> models.CheckConstraint:
     return models.CheckConstraint(
         condition=Q(**{f"{field}__gt": 0}), name=f"{table}_{field}_positive"
     )
+
+
+def _share_bounded(table: str) -> models.CheckConstraint:
+    """A share is a relative weight up to MAX_SHARE (docs/hardening.md): bounded, so sums of
+    shares stay finite for every evaluation's draw."""
+    return models.CheckConstraint(condition=Q(share__lte=MAX_SHARE), name=f"{table}_share_bounded")
 
 
 class FleetSettings(models.Model):
@@ -216,7 +223,7 @@ class Source(models.Model):
 
     class Meta:
         ordering = ["name"]
-        constraints = [_positive("share", "source")]
+        constraints = [_positive("share", "source"), _share_bounded("source")]
 
     def __str__(self) -> str:
         return self.name
@@ -230,7 +237,7 @@ class WorkloadShare(models.Model):
 
     class Meta:
         ordering = ["model__name"]
-        constraints = [_positive("share", "workload")]
+        constraints = [_positive("share", "workload"), _share_bounded("workload")]
 
     def __str__(self) -> str:
         return f"{self.model}: {self.share}"

@@ -19,7 +19,7 @@ from console.inventory.models import (
     WorkloadShare,
 )
 from console.inventory.names import name_problem
-from optimizer.topology import GIB
+from optimizer.topology import GIB, MAX_SHARE
 
 
 def _by_name(queryset: Any, **kwargs: Any) -> serializers.SlugRelatedField:
@@ -222,7 +222,7 @@ class SourceSerializer(_NamedSerializer):
     class Meta:
         model = Source
         fields = ["id", "name", "site", "share", "slo"]
-        extra_kwargs = {"share": {"min_value": 0.000001}}
+        extra_kwargs = {"share": {"min_value": 0.000001, "max_value": MAX_SHARE}}
 
 
 class WorkloadShareSerializer(serializers.ModelSerializer):
@@ -240,4 +240,4 @@ class WorkloadShareSerializer(serializers.ModelSerializer):
     class Meta:
         model = WorkloadShare
         fields = ["id", "model", "share"]
-        extra_kwargs = {"share": {"min_value": 0.000001}}
+        extra_kwargs = {"share": {"min_value": 0.000001, "max_value": MAX_SHARE}}
