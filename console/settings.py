@@ -193,6 +193,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024
 LOCUS_TELEMETRY_MAX_BODY_BYTES: int = env.int(
     "LOCUS_TELEMETRY_MAX_BODY_BYTES", default=32 * 1024 * 1024
 )
+# A remote-write body's size once decompressed (its snappy header is checked before any
+# decompression; 413 beyond it). docs/hardening.md has the reasoning.
+LOCUS_TELEMETRY_MAX_DECOMPRESSED_BYTES: int = env.int(
+    "LOCUS_TELEMETRY_MAX_DECOMPRESSED_BYTES", default=16 * 1024 * 1024
+)
 LOCUS_TELEMETRY_MAX_FUTURE_SECONDS: float = env.float(
     "LOCUS_TELEMETRY_MAX_FUTURE_SECONDS", default=300.0
 )

@@ -67,6 +67,10 @@ def max_body_bytes() -> int:
     return int(_get("LOCUS_TELEMETRY_MAX_BODY_BYTES", 32 * 1024 * 1024))
 
 
+def max_decompressed_bytes() -> int:
+    return int(_get("LOCUS_TELEMETRY_MAX_DECOMPRESSED_BYTES", 16 * 1024 * 1024))
+
+
 def max_future_seconds() -> float:
     return float(_get("LOCUS_TELEMETRY_MAX_FUTURE_SECONDS", 300.0))
 

@@ -16,3 +16,8 @@ SERIES_SKIPPED = Counter(
     "other instances, or without an instance/node label), by ingest kind.",
     ["kind"],
 )
+SAMPLES_REFUSED = Counter(
+    "locus_telemetry_values_refused_total",
+    "Values of accepted batches the worker could not store (the database refused their series "
+    "or readings) and dropped, keeping the batch's other values.",
+)

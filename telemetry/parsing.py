@@ -22,6 +22,8 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from console.api import jsonbody
+
 logger = logging.getLogger(__name__)
 
 LabelSet = tuple[tuple[str, str], ...]
@@ -44,12 +46,14 @@ class Scrape:
 
 
 class BatchInvalid(Exception):
-    """A body that cannot be accepted; `errors` follows the API error shape."""
+    """A body that cannot be accepted; `errors` follows the API error shape, `status` is the
+    HTTP status to answer (413 for a body too large once decompressed)."""
 
-    def __init__(self, message: str, errors: dict[str, Any]) -> None:
+    def __init__(self, message: str, errors: dict[str, Any], status: int = 400) -> None:
         super().__init__(message)
         self.message = message
         self.errors = errors
+        self.status = status
 
 
 def parse_rfc3339(text: Any) -> datetime:
@@ -125,8 +129,14 @@ def parse_json_samples(
     With build=False only validates (the API does that; the worker builds the values).
     """
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+        # The API refuses a NUL character anywhere (400 naming the sample); the worker only
+        # skips the samples `_sample_problems` finds one in.
+        data = jsonbody.loads(body) if strict else json.loads(body)
+    except jsonbody.JsonBodyError as exc:
+        if "body" in exc.errors:
+            raise BatchInvalid("The body is not JSON.", exc.errors) from None
+        raise BatchInvalid(f"{exc.message} Nothing was stored.", exc.errors) from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise BatchInvalid("The body is not JSON.", {"body": [str(exc)]}) from None
     samples = data.get("samples") if isinstance(data, dict) else None
     if not isinstance(samples, list) or not samples:
@@ -165,7 +175,7 @@ def _sample_problems(sample: Any, window: TimeWindow, *, finite: bool) -> dict[s
         return {"non_field_errors": ["must be an object with node, ts and metrics"]}
     problems: dict[str, list[str]] = {}
     node = sample.get("node")
-    if not isinstance(node, str) or not node:
+    if not isinstance(node, str) or not node or "\x00" in node:
         problems["node"] = ["must be a node name"]
     try:
         ts = parse_rfc3339(sample.get("ts"))
@@ -185,7 +195,7 @@ def _sample_problems(sample: Any, window: TimeWindow, *, finite: bool) -> dict[s
         bad = [
             name
             for name, v in metrics.items()
-            if type(v) not in (int, float) or not name or len(name) > 200
+            if type(v) not in (int, float) or not name or len(name) > 200 or "\x00" in name
         ]
         if bad:
             problems["metrics"] = [f"{name!r} must map to a number" for name in bad[:5]]
@@ -213,6 +223,7 @@ def parse_prometheus_text(
     window's reference (the time of the scrape or push); samples with one are grouped by it and
     must lie inside the window.
     """
+    text = _without_nul_lines(text, strict=strict)
     by_ts: dict[float | None, Scrape] = {}
     late: dict[str, list[str]] = {}  # the first few series refused, for the answer
     refused = 0
@@ -251,6 +262,22 @@ def parse_prometheus_text(
     if not by_ts and strict:
         raise BatchInvalid("The request is invalid.", {"body": ["No samples in the body."]})
     return list(by_ts.values())
+
+
+def _without_nul_lines(text: str, *, strict: bool) -> str:
+    """Refuse (strict) or drop (the worker) the lines holding U+0000: the text format has no
+    escape for it, so a NUL is always raw, and no database text column stores one."""
+    if "\x00" not in text:
+        return text
+    lines = text.split("\n")
+    bad = [number for number, line in enumerate(lines, start=1) if "\x00" in line]
+    if strict:
+        named = {f"line {n}": [jsonbody.NUL_MESSAGE] for n in bad[:MAX_NAMED]}
+        raise BatchInvalid(
+            f"Line {bad[0]} holds a NUL character (U+0000); nothing was stored.", {"body": named}
+        )
+    logger.warning("skipping %d lines holding NUL of an accepted batch", len(bad))
+    return "\n".join(line for line in lines if "\x00" not in line)
 
 
 def is_reading(value: float) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 import cramjam
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from console.api.jsonbody import NUL_MESSAGE
 from telemetry.parsing import (
     MAX_NAMED,
     NO_LABELS,
@@ -96,7 +97,43 @@ def encode_write_request(series: list[tuple[dict[str, str], list[tuple[float, in
     return bytes(cramjam.snappy.compress_raw(request.SerializeToString()))
 
 
-def parse_remote_write(body: bytes, *, window: TimeWindow, strict: bool = True) -> list[Scrape]:
+def uncompressed_length(body: bytes) -> int | None:
+    """The length a snappy block says it decompresses to: its leading varint (snappy's
+    format_description.txt: "the uncompressed length, stored as a little-endian varint", at
+    most 2^32 - 1, so five bytes). None when the header is malformed."""
+    length = 0
+    for index, byte in enumerate(body[:5]):
+        length |= (byte & 0x7F) << (7 * index)
+        if not byte & 0x80:
+            return length
+    return None
+
+
+def decompress(body: bytes, *, limit: int) -> bytes:
+    """The WriteRequest bytes of a remote-write body, refusing (413) one that says it
+    decompresses to more than `limit` bytes before decompressing anything. The header is a
+    hard cap: a block whose data decompresses to another length than its header says is
+    refused by the decoder (the snap crate behind cramjam checks it)."""
+    length = uncompressed_length(body)
+    if length is not None and length > limit:
+        raise BatchInvalid(
+            f"The body decompresses to {length} bytes, more than the {limit} accepted; "
+            "send smaller batches (Prometheus: lower queue_config.max_samples_per_send).",
+            {"body": [f"decompressed size {length} > {limit} bytes"]},
+            status=413,
+        )
+    try:
+        return bytes(cramjam.snappy.decompress_raw(body))
+    except Exception as exc:  # cramjam raises its own DecompressionError
+        raise BatchInvalid(
+            "The body is not snappy-compressed (remote-write 1.0 uses snappy block format).",
+            {"body": [str(exc)]},
+        ) from None
+
+
+def parse_remote_write(
+    body: bytes, *, window: TimeWindow, strict: bool = True, max_decompressed: int
+) -> list[Scrape]:
     """Scrapes (one per node and timestamp) from a remote-write body.
 
     The node is the `node` label if present, else `instance` (an `host:port` instance names
@@ -105,13 +142,7 @@ def parse_remote_write(body: bytes, *, window: TimeWindow, strict: bool = True) 
     services skips it like any series of an unknown node. Every sample time must lie inside
     `window`; strict=False (the worker) skips the samples outside instead of refusing.
     """
-    try:
-        raw = bytes(cramjam.snappy.decompress_raw(body))
-    except Exception as exc:  # cramjam raises its own DecompressionError
-        raise BatchInvalid(
-            "The body is not snappy-compressed (remote-write 1.0 uses snappy block format).",
-            {"body": [str(exc)]},
-        ) from None
+    raw = decompress(body, limit=max_decompressed)
     request = WriteRequest()
     try:
         request.ParseFromString(raw)
@@ -128,6 +159,11 @@ def parse_remote_write(body: bytes, *, window: TimeWindow, strict: bool = True) 
         name = labels.pop("__name__", "")
         if not name:
             errors[str(index)] = {"labels": ["needs a __name__ label"]}
+            continue
+        if any("\x00" in text for label in series.labels for text in (label.name, label.value)):
+            # No database text column stores U+0000 (docs/hardening.md).
+            shown = series_text(name, labels).replace("\x00", "\\u0000")
+            errors[str(index)] = {"labels": [f"{shown}: {NUL_MESSAGE}"]}
             continue
         node = labels.get("node") or labels.get("instance") or ""
         rest = {k: v for k, v in labels.items() if k not in NODE_LABELS}

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
-from django.db import transaction
+from django.db import DataError, IntegrityError, transaction
 from django.utils import timezone
 from rest_framework import status
 
@@ -33,7 +33,7 @@ from telemetry.breaches import outcome_record as outcome_record
 from telemetry.freshness import freshness_note_ingest
 from telemetry.mapping import map_scrape
 from telemetry.mapping.derive import Prev, derive
-from telemetry.metrics import SERIES_SKIPPED
+from telemetry.metrics import SAMPLES_REFUSED, SERIES_SKIPPED
 from telemetry.models import BatchKind, TelemetryBatch
 from telemetry.parsing import BatchInvalid, Scrape, SeriesKey, TimeWindow, parse_json_samples
 from telemetry.parsing import parse_prometheus_text as _parse_text
@@ -63,6 +63,7 @@ class IngestResult:
     """What processing one batch stored and dropped."""
 
     stored: int = 0
+    refused: int = 0  # values whose series the database refused (dropped)
     unmapped: int = 0
     dropped: Counter[str] = field(default_factory=Counter)
     nodes: list[str] = field(default_factory=list)
@@ -95,7 +96,9 @@ def decode_batch(
         except UnicodeDecodeError:
             raise BatchInvalid("The body is not UTF-8 text.", {"body": ["not UTF-8"]}) from None
         return _parse_text(text, node=node, window=window, strict=strict)
-    return parse_remote_write(body, window=window, strict=strict)
+    return parse_remote_write(
+        body, window=window, strict=strict, max_decompressed=conf.max_decompressed_bytes()
+    )
 
 
 class _KnownNodes:
@@ -190,7 +193,7 @@ def batch_accept(*, kind: str, body: bytes, node: str = "") -> AcceptedBatch:
     try:
         scrapes = decode_batch(kind=kind, body=body, node=node, received_at=now, build=False)
     except BatchInvalid as exc:
-        raise ApplicationError(exc.message, errors=exc.errors) from None
+        raise ApplicationError(exc.message, errors=exc.errors, status_code=exc.status) from None
     unknown = _resolve_nodes(scrapes)
     skipped_series, skipped_names = 0, list[str]()
     if unknown and kind == BatchKind.REMOTE_WRITE:
@@ -301,8 +304,11 @@ def batch_process(*, batch_id: int) -> IngestResult | None:
             latencies.append((node, ts, derived.latencies))
         result.unmapped += mapped.unmapped
         result.dropped.update(mapped.observation.dropped)
-    ids = resolve_series({ref for ref, _, _ in pending})
-    rows = [(ids[ref], ts, v) for ref, ts, v in pending]
+    ids = _resolve_isolating({ref for ref, _, _ in pending})
+    rows = [(ids[ref], ts, v) for ref, ts, v in pending if ref in ids]
+    if len(rows) < len(pending):
+        SAMPLES_REFUSED.inc(len(pending) - len(rows))
+        result.refused = len(pending) - len(rows)
     with transaction.atomic():
         locked = TelemetryBatch.objects.select_for_update().filter(pk=batch_id).first()
         if locked is None:
@@ -312,6 +318,26 @@ def batch_process(*, batch_id: int) -> IngestResult | None:
     result.stored = len(rows)
     _after_ingest(latest, prev, before, latencies)
     return result
+
+
+def _resolve_isolating(refs: set[SeriesRef]) -> dict[SeriesRef, int]:
+    """Series ids for `refs`; a series the database refuses (a name longer than its column,
+    say) is left out and logged, so it cannot take the batch's other series down with it.
+    A connection failure is raised: the whole batch is retried later."""
+    try:
+        with transaction.atomic():
+            return resolve_series(refs)
+    except (DataError, IntegrityError):
+        pass
+    ids: dict[SeriesRef, int] = {}
+    for ref in sorted(refs, key=repr):
+        try:
+            with transaction.atomic():
+                ids.update(resolve_series([ref]))
+        except (DataError, IntegrityError) as exc:
+            shown = repr(ref)[:300]
+            logger.warning("telemetry series refused by the database, dropped: %s: %s", shown, exc)
+    return ids
 
 
 def _after_ingest(

@@ -23,7 +23,12 @@ def ingest_batch(batch_id: int) -> dict[str, Any] | None:
     return (
         None
         if result is None
-        else {"stored": result.stored, "unmapped": result.unmapped, "dropped": dict(result.dropped)}
+        else {
+            "stored": result.stored,
+            "refused": result.refused,
+            "unmapped": result.unmapped,
+            "dropped": dict(result.dropped),
+        }
     )
 
 
