@@ -22,17 +22,20 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
+from console.lifespan import Lifespan  # noqa: E402
 from console.placement.fastpath import DecisionFastPath  # noqa: E402
 from console.routing import websocket_urlpatterns  # noqa: E402
 
-application = ProtocolTypeRouter(
-    {
-        # django-stubs types the handler as returning HttpResponseBase, which is iterable bytes.
-        "http": DecisionFastPath(
-            WSGIMiddleware(django_wsgi_app, workers=settings.LOCUS_HTTP_THREADS)  # type: ignore[arg-type]
-        ),
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
-    }
+application = Lifespan(
+    ProtocolTypeRouter(
+        {
+            # django-stubs types the handler as returning HttpResponseBase, which is iterable bytes.
+            "http": DecisionFastPath(
+                WSGIMiddleware(django_wsgi_app, workers=settings.LOCUS_HTTP_THREADS)  # type: ignore[arg-type]
+            ),
+            "websocket": AllowedHostsOriginValidator(
+                AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+            ),
+        }
+    )
 )

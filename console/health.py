@@ -1,8 +1,10 @@
 """Liveness and readiness probes for load balancers and orchestrators.
 
 /healthz answers 200 while the process can serve HTTP at all (no dependencies checked).
-/readyz answers 200 when the database answers, the Celery broker accepts a connection and the
-decision engine holds an inventory snapshot; otherwise 503 with which check failed. Decisions
+/readyz answers 200 when the database answers, the Celery broker accepts a connection, the
+API key ring has loaded (until then keys answer 503), the decision engine holds an inventory
+snapshot and its recorder is not stalled (records waiting with nothing written for
+LOCUS_RECORDER_STALLED_SECONDS); otherwise 503 with which check failed. Decisions
 keep being served while the database or Redis is down (from the last snapshot), so a load
 balancer should route on /healthz and alert on /readyz.
 """
@@ -56,11 +58,43 @@ def _snapshot() -> str:
     return f"ok ({len(snapshot.topology.nodes)} nodes, {age:.1f}s old)"
 
 
+def _keyring() -> str:
+    from console.access.keyring import keyring
+
+    if not keyring.loaded:
+        keyring.reload()  # the first probe loads it; a failure leaves it unloaded
+    if not keyring.loaded:
+        raise RuntimeError("API keys not loaded yet (the database is unreachable)")
+    return "ok"
+
+
+def _recorder() -> str:
+    from console.placement.engine.runtime import current_runtime
+
+    serving = current_runtime()
+    if serving is None:
+        return "ok (idle)"
+    recorder = serving.recorder
+    stalled = recorder.stalled_s()
+    if stalled > settings.LOCUS_RECORDER_STALLED_SECONDS:
+        raise RuntimeError(
+            f"{recorder.backlog()} decision records and outcomes waiting, nothing written for "
+            f"{stalled:.0f}s (last error: {recorder.stats.last_error or 'none'})"
+        )
+    return f"ok ({recorder.backlog()} waiting, {recorder.stats.refused} refused)"
+
+
 @require_GET
 def readyz(request: HttpRequest) -> JsonResponse:
     checks: dict[str, Any] = {}
     ready = True
-    for name, check in (("database", _database), ("broker", _broker), ("snapshot", _snapshot)):
+    for name, check in (
+        ("database", _database),
+        ("broker", _broker),
+        ("keyring", _keyring),
+        ("snapshot", _snapshot),
+        ("recorder", _recorder),
+    ):
         started = time.perf_counter()
         try:
             checks[name] = {"status": check()}

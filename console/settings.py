@@ -296,6 +296,9 @@ LOCUS_DEFAULT_POLICY: str = env.str("LOCUS_DEFAULT_POLICY", default="weighted-sc
 LOCUS_FALLBACK_POLICY: str = env.str("LOCUS_FALLBACK_POLICY", default="least-loaded")
 LOCUS_SNAPSHOT_REFRESH_SECONDS: float = env.float("LOCUS_SNAPSHOT_REFRESH_SECONDS", default=1.0)
 LOCUS_MAX_FALLBACKS: int = env.int("LOCUS_MAX_FALLBACKS", default=3)
+# /readyz fails when decision records wait this long with nothing written (the database is gone
+# or refuses them); the recorder retries with backoff up to 5 s, so a healthy one never does.
+LOCUS_RECORDER_STALLED_SECONDS: float = env.float("LOCUS_RECORDER_STALLED_SECONDS", default=30.0)
 LOCUS_SCORER_BUDGET_MS: float = env.float("LOCUS_SCORER_BUDGET_MS", default=2.0)
 # Tests turn the background threads off and refresh/flush by hand.
 LOCUS_ENGINE_BACKGROUND: bool = env.bool("LOCUS_ENGINE_BACKGROUND", default=True)

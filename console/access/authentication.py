@@ -8,7 +8,16 @@ from typing import Any
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from console.access.keyring import KeyEntry, digest_of, keyring
+from console.access.keyring import KeyEntry, KeyRingUnavailable, digest_of, keyring
+
+
+class CredentialsUnavailable(exceptions.APIException):
+    """The key could not be checked (the database is down): 503, not 401, since the key
+    may well be valid; the caller should retry."""
+
+    status_code = 503
+    default_detail = "API keys cannot be checked right now; retry shortly."
+    default_code = "credentials_unavailable"
 
 
 @dataclass(frozen=True)
@@ -40,7 +49,10 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             return None
         if len(header) != 2:
             raise exceptions.AuthenticationFailed("Malformed Authorization header.")
-        entry = keyring.lookup(digest_of(header[1].decode(errors="replace")))
+        try:
+            entry = keyring.lookup(digest_of(header[1].decode(errors="replace")))
+        except KeyRingUnavailable as exc:
+            raise CredentialsUnavailable() from exc
         if entry is None:
             raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
         return ServicePrincipal(key=entry, locus_roles=frozenset({entry.role})), entry

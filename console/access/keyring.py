@@ -6,7 +6,9 @@ processes, at once in the process that revoked it). A miss looks the one digest 
 database, at most MISS_LOOKUPS_PER_SECOND times a second, so a brand-new key works at once and
 a flood of bad keys cannot hammer the database.
 Last-used times are kept in memory and written in bulk on each reload. When the database is
-down, keys already loaded keep working.
+down, keys already loaded keep working; a key the ring cannot look up then (the database
+failed, or the ring never loaded and the miss budget is spent) raises KeyRingUnavailable,
+which the API answers 503: the credentials are unknown, not invalid (docs/hardening.md).
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ def digest_of(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+class KeyRingUnavailable(RuntimeError):
+    """The key could not be checked: the database is unreachable."""
+
+
 @dataclass(frozen=True)
 class KeyEntry:
     id: int
@@ -43,6 +49,7 @@ class KeyRing:
     def __init__(self) -> None:
         self._keys: dict[str, KeyEntry] = {}
         self._loaded_at = 0.0
+        self.loaded = False  # a full load has succeeded at least once
         self._miss_window = (0.0, 0)  # (second it started, lookups made in it)
         self._lock = threading.Lock()
         self._refreshing = False
@@ -81,6 +88,9 @@ class KeyRing:
         if now - started >= 1.0:
             started, count = now, 0
         if count >= MISS_LOOKUPS_PER_SECOND:
+            if not self.loaded:
+                self._reload_in_background()
+                raise KeyRingUnavailable("the key ring has not loaded yet")
             return None
         self._miss_window = (started, count + 1)
         try:
@@ -89,9 +99,9 @@ class KeyRing:
                 .values_list("id", "name", "role")
                 .first()
             )
-        except Exception:
+        except Exception as exc:
             logger.warning("API key lookup failed", exc_info=True)
-            return None
+            raise KeyRingUnavailable(f"the key could not be looked up: {exc}") from exc
         if row is None:
             return None
         entry = KeyEntry(id=row[0], name=row[1], role=row[2])
@@ -107,6 +117,7 @@ class KeyRing:
         a suite that makes many keys in a second must not hit the miss limit)."""
         self._keys = {}
         self._loaded_at = 0.0
+        self.loaded = False
         self._miss_window = (0.0, 0)
         self._used = {}
         self._found_during_reload = {}
@@ -139,6 +150,7 @@ class KeyRing:
             # A key looked up while the query ran may be newer than what the query saw.
             self._keys = {**loaded, **self._found_during_reload}
             self._loaded_at = time.monotonic()
+            self.loaded = True
         except Exception:  # the database may be down: keep serving the keys we know
             logger.warning(
                 "API key reload failed; keeping %d cached keys", len(self._keys), exc_info=True

@@ -67,6 +67,25 @@ RECORDS_DROPPED = Counter(
     "Decision records dropped because the database stayed unavailable and the buffer filled.",
 )
 
+RECORDS_REFUSED = Counter(
+    "locus_decision_records_refused_total",
+    "Decision records and outcomes the database refused (a value it cannot store); each is "
+    "logged once and dropped, and the rest of its batch is written.",
+    ["kind"],
+)
+for _kind in ("record", "outcome"):
+    RECORDS_REFUSED.labels(kind=_kind)
+RECORDER_BACKLOG = Gauge(
+    "locus_decision_recorder_backlog",
+    "Decision records and outcomes waiting to be written.",
+    multiprocess_mode="livesum",
+)
+RECORDER_OLDEST_SECONDS = Gauge(
+    "locus_decision_recorder_stalled_seconds",
+    "Seconds since the recorder last wrote, while records wait (0 when nothing waits).",
+    multiprocess_mode="max",
+)
+
 
 def metrics_view(request: HttpRequest) -> HttpResponse:
     if "PROMETHEUS_MULTIPROC_DIR" in os.environ:

@@ -20,7 +20,7 @@ def test_readyz_checks_database_broker_and_snapshot(
     response = Client().get("/readyz")
     body = response.json()
     assert response.status_code == 200, body
-    assert set(body["checks"]) == {"database", "broker", "snapshot"}
+    assert set(body["checks"]) == {"database", "broker", "keyring", "snapshot", "recorder"}
     assert body["checks"]["snapshot"]["status"].startswith("ok (2 nodes")
 
 

@@ -6,6 +6,13 @@ records, then the outcome updates, in one transaction. When the database is down
 stay buffered and are retried with backoff; past `max_buffer` the oldest are dropped and
 counted (`locus_decision_records_dropped_total`), so memory stays bounded.
 
+A row the database refuses (a value it cannot store) must never block the rows behind it: a
+batch that fails for any reason but a connection failure is split in halves until the refused
+rows stand alone; each is logged once, counted (`locus_decision_records_refused_total`) and
+dropped, and every other row is written (docs/hardening.md). `stalled_s` tells /readyz when
+records wait and nothing has been written for a while. `stop` drains the queue before it
+returns (the ASGI lifespan's shutdown calls it, console/lifespan.py).
+
 The live stream gets a bounded view of the decisions: every `summary_interval_s` one
 `decision.summary` event with counts per node and policy, plus at most
 `sampled_per_interval` individual `decision` events (docs/contracts.md §4 streams; the dashboard
@@ -14,7 +21,6 @@ says on screen that it shows a sample).
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 import threading
@@ -22,15 +28,29 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-from django.db import connection, transaction
+import psycopg
+from django.db import InterfaceError, OperationalError
 
 from console.dbutil import release_connections
-from console.placement.metrics import RECORDS_DROPPED
+from console.placement.metrics import (
+    RECORDER_BACKLOG,
+    RECORDER_OLDEST_SECONDS,
+    RECORDS_DROPPED,
+    RECORDS_REFUSED,
+)
 
 logger = logging.getLogger(__name__)
+# Failures of the connection, not of a row: the whole batch waits and is retried.
+CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
+    OperationalError,
+    InterfaceError,
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+    sqlite3.OperationalError,
+)
+Item = dict[str, Any]
 
 
 @dataclass
@@ -38,6 +58,7 @@ class RecorderStats:
     written: int = 0
     outcomes: int = 0
     dropped: int = 0
+    refused: int = 0
     failures: int = 0
     last_error: str = ""
 
@@ -68,6 +89,7 @@ class Recorder:
         self._pending_events: deque[tuple[str, dict[str, Any]]] = deque(maxlen=1000)
         self._later: deque[Callable[[], None]] = deque(maxlen=10_000)
         self.tick_hooks: list[Callable[[], None]] = []
+        self._last_progress = time.monotonic()
 
     # -- called on the request path: O(1), no I/O ------------------------------------------
     def record(self, row: dict[str, Any], event: Callable[[], dict[str, Any]]) -> None:
@@ -105,6 +127,7 @@ class Recorder:
             self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Stop the thread once it has written what is queued (or `timeout` passed)."""
         self._stop = True
         self._wake.set()
         if self._thread is not None:
@@ -121,7 +144,11 @@ class Recorder:
                 logger.exception("decision recorder flush failed")
                 ok = False
             backoff = self.flush_interval_s if ok else min(backoff * 2, 5.0)
-        self.flush()
+        # Stopping (shutdown): write everything still queued, unless the database fails.
+        while self.flush() and self.backlog():
+            pass
+        if self.backlog():
+            logger.error("shutting down with %d decision records unwritten", self.backlog())
 
     def flush(self) -> bool:
         """Write what is buffered and publish due events; False if the database failed."""
@@ -130,26 +157,97 @@ class Recorder:
             self._records.popleft() for _ in range(min(len(self._records), self.batch_size * 10))
         ]
         outcomes = [self._outcomes.popleft() for _ in range(len(self._outcomes))]
-        if not records and not outcomes:
-            self._run_side_work()
-            return True
-        try:
-            self.write_batch(records, outcomes)
-        except Exception as exc:
-            # Put them back in front, in order, for the next try.
-            self._records.extendleft(reversed(records))
-            self._outcomes.extendleft(reversed(outcomes))
-            self.stats.failures += 1
-            self.stats.last_error = str(exc)
-            logger.warning(
-                "decision records not written yet (%s buffered): %s", len(self._records), exc
-            )
-            release_connections()
-            return False
-        self.stats.written += len(records)
-        self.stats.outcomes += len(outcomes)
+        if records or outcomes:
+            try:
+                self.write_batch(records, outcomes)
+            except Exception as exc:
+                if isinstance(exc, CONNECTION_ERRORS):
+                    return self._failed(exc, records, outcomes)
+                if not self._write_isolating(records, outcomes):
+                    return False
+            else:
+                self.stats.written += len(records)
+                self.stats.outcomes += len(outcomes)
+        self._last_progress = time.monotonic()
+        self._gauges()
         self._run_side_work()
         return True
+
+    def _failed(self, exc: Exception, records: list[Item], outcomes: list[Item]) -> bool:
+        """Put the unwritten items back in front, in order, for the next try."""
+        self._records.extendleft(reversed(records))
+        self._outcomes.extendleft(reversed(outcomes))
+        self.stats.failures += 1
+        self.stats.last_error = str(exc)
+        logger.warning(
+            "decision records not written yet (%s buffered): %s", len(self._records), exc
+        )
+        self._gauges()
+        release_connections()
+        return False
+
+    def _write_isolating(self, records: list[Item], outcomes: list[Item]) -> bool:
+        """Write a batch that failed without a connection error in halves, down to single
+        rows: a row that fails alone is refused (logged, counted, dropped). Records go first,
+        so an outcome never precedes its record. False (with the unwritten items put back)
+        when the connection fails on the way."""
+        unwritten = self._bisect(records, lambda chunk: self.write_batch(chunk, []), "record")
+        if unwritten is not None:
+            return self._failed(unwritten[1], unwritten[0], outcomes)
+        unwritten = self._bisect(outcomes, lambda chunk: self.write_batch([], chunk), "outcome")
+        if unwritten is not None:
+            return self._failed(unwritten[1], [], unwritten[0])
+        return True
+
+    def _bisect(
+        self, items: list[Item], write: Callable[[list[Item]], None], kind: str
+    ) -> tuple[list[Item], Exception] | None:
+        """Write `items` in ever smaller chunks; (the unwritten items, the error) if the
+        connection failed, else None."""
+        stack = [items] if items else []
+        while stack:
+            chunk = stack.pop()
+            try:
+                write(chunk)
+            except Exception as exc:
+                if isinstance(exc, CONNECTION_ERRORS):
+                    return [item for rest in (chunk, *reversed(stack)) for item in rest], exc
+                if len(chunk) == 1:
+                    self._refuse(chunk[0], kind, exc)
+                else:
+                    middle = len(chunk) // 2
+                    stack += [chunk[middle:], chunk[:middle]]  # the first half goes first
+                continue
+            if kind == "record":
+                self.stats.written += len(chunk)
+            else:
+                self.stats.outcomes += len(chunk)
+        return None
+
+    def _refuse(self, item: Item, kind: str, exc: Exception) -> None:
+        self.stats.refused += 1
+        self.stats.last_error = str(exc)
+        RECORDS_REFUSED.labels(kind=kind).inc()
+        # Logged once: a refused row is dropped, never retried.
+        logger.error(
+            "decision %s %s refused by the database and dropped: %s",
+            kind,
+            item.get("id"),
+            exc,
+        )
+
+    def backlog(self) -> int:
+        return len(self._records) + len(self._outcomes)
+
+    def stalled_s(self) -> float:
+        """Seconds since the recorder last made progress, while items wait (0 when none)."""
+        if not self.backlog():
+            return 0.0
+        return time.monotonic() - self._last_progress
+
+    def _gauges(self) -> None:
+        RECORDER_BACKLOG.set(self.backlog())
+        RECORDER_OLDEST_SECONDS.set(self.stalled_s())
 
     def _run_side_work(self) -> None:
         for hook in self.tick_hooks:
@@ -188,154 +286,3 @@ class Recorder:
         self._by_node = Counter()
         self._by_policy = Counter()
         self._sampled = 0
-
-
-def write_to_database(records: list[dict[str, Any]], outcomes: list[dict[str, Any]]) -> None:
-    """One transaction: insert new decision records, then apply outcome updates.
-
-    A retried batch may hold records an earlier, ambiguous commit already wrote, so the
-    insert skips existing ids. Records go in with COPY on PostgreSQL and one executemany on
-    SQLite: building a model instance per record made the ORM's bulk_create cost about as
-    much CPU as the decision itself (~60 µs a record, against ~5 µs here), and this thread
-    shares the GIL with the request path.
-    """
-    from console.placement.models import DecisionRecord
-
-    with transaction.atomic():
-        if records:
-            insert = _INSERTERS.get(connection.vendor)
-            if insert is not None:
-                insert(records)
-            else:
-                DecisionRecord.objects.bulk_create(
-                    [DecisionRecord(**row) for row in records], ignore_conflicts=True
-                )
-        if outcomes:
-            _update_outcomes(outcomes)
-
-
-# The columns a new record sets (the outcome columns stay NULL until reported); the keys of
-# runtime._record_row. `fallbacks` is the one JSON column.
-RECORD_COLUMNS = (
-    "id",
-    "created_at",
-    "source",
-    "source_site",
-    "model",
-    "slo",
-    "prompt_tokens",
-    "max_output_tokens",
-    "session_id",
-    "node",
-    "node_site",
-    "fallbacks",
-    "policy_name",
-    "policy_version",
-    "arm",
-    "degraded",
-    "shadow_policy",
-    "shadow_node",
-    "latency_us",
-)
-_TABLE = "placement_decisionrecord"
-_COLUMNS_SQL = ", ".join(RECORD_COLUMNS)
-
-
-_FALLBACKS = RECORD_COLUMNS.index("fallbacks")
-_CREATED_AT = RECORD_COLUMNS.index("created_at")
-
-
-def _values(row: dict[str, Any]) -> list[Any]:
-    values = [row[column] for column in RECORD_COLUMNS]
-    values[_FALLBACKS] = json.dumps(row["fallbacks"])
-    return values
-
-
-def _insert_postgresql(records: list[dict[str, Any]]) -> None:
-    """COPY into a per-connection staging table, then one INSERT ... ON CONFLICT DO NOTHING
-    (COPY itself cannot skip existing rows)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"CREATE TEMP TABLE IF NOT EXISTS locus_staged_decisions "
-            f"(LIKE {_TABLE} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
-        )
-        raw = cursor.cursor  # psycopg's own cursor, for COPY
-        with raw.copy(f"COPY locus_staged_decisions ({_COLUMNS_SQL}) FROM STDIN") as copy:
-            for row in records:
-                copy.write_row(_values(row))
-        cursor.execute(
-            f"INSERT INTO {_TABLE} ({_COLUMNS_SQL}) "
-            f"SELECT {_COLUMNS_SQL} FROM locus_staged_decisions ON CONFLICT (id) DO NOTHING"
-        )
-
-
-# Rows per multi-row INSERT on SQLite: 50 x 19 parameters stays under the 999 that old SQLite
-# builds allow.
-SQLITE_ROWS_PER_STATEMENT = 50
-
-
-def _insert_sqlite(records: list[dict[str, Any]]) -> None:
-    """Multi-row INSERTs, not executemany: Python's sqlite3 releases and retakes the GIL
-    around every statement step, and a step per record made the request thread wait for the
-    GIL often enough to double the decision endpoint's p99 (measured with
-    tests/bench/bench_decisions.py); a step per 50 records does not."""
-    adapt = connection.ops.adapt_datetimefield_value
-    row_sql = "(" + ", ".join("%s" for _ in RECORD_COLUMNS) + ")"
-    with connection.cursor() as cursor:
-        for start in range(0, len(records), SQLITE_ROWS_PER_STATEMENT):
-            chunk = records[start : start + SQLITE_ROWS_PER_STATEMENT]
-            params: list[Any] = []
-            for row in chunk:
-                values = _values(row)
-                values[_CREATED_AT] = adapt(values[_CREATED_AT])
-                params.extend(values)
-            cursor.execute(
-                f"INSERT OR IGNORE INTO {_TABLE} ({_COLUMNS_SQL}) VALUES "
-                + ", ".join(row_sql for _ in chunk),
-                params,
-            )
-
-
-OUTCOME_COLUMNS = ("ttft_ms", "e2e_ms", "ok", "slo_met", "outcome_at")
-
-
-def _update_outcomes(outcomes: list[dict[str, Any]]) -> None:
-    """Batched instead of an ORM update per outcome: one executemany on PostgreSQL (psycopg
-    pipelines it); on SQLite an UPDATE ... FROM (VALUES ...) per 50 outcomes, for the GIL
-    reason given in `_insert_sqlite` (UPDATE FROM needs SQLite 3.33; older builds fall back to
-    executemany)."""
-    adapt = connection.ops.adapt_datetimefield_value
-    rows = [
-        [u["id"], *(u[c] for c in OUTCOME_COLUMNS[:-1]), adapt(u["outcome_at"])] for u in outcomes
-    ]
-    with connection.cursor() as cursor:
-        if connection.vendor == "sqlite" and sqlite3.sqlite_version_info >= (3, 33):
-            # VALUES columns are column1 (the id), column2.. (OUTCOME_COLUMNS in order).
-            assignments = ", ".join(
-                f"{column} = v.column{i + 2}" for i, column in enumerate(OUTCOME_COLUMNS)
-            )
-            row_sql = "(" + ", ".join("%s" for _ in range(len(OUTCOME_COLUMNS) + 1)) + ")"
-            for start in range(0, len(rows), SQLITE_ROWS_PER_STATEMENT):
-                chunk = rows[start : start + SQLITE_ROWS_PER_STATEMENT]
-                cursor.execute(
-                    f"UPDATE {_TABLE} SET {assignments} FROM (VALUES "
-                    + ", ".join(row_sql for _ in chunk)
-                    + f") AS v WHERE {_TABLE}.id = v.column1",
-                    [value for row in chunk for value in row],
-                )
-        else:
-            assignments = ", ".join(f"{column} = %s" for column in OUTCOME_COLUMNS)
-            cursor.executemany(
-                f"UPDATE {_TABLE} SET {assignments} WHERE id = %s",
-                [[*row[1:], row[0]] for row in rows],
-            )
-
-
-_INSERTERS: dict[str, Callable[[list[dict[str, Any]]], None]] = {
-    "postgresql": _insert_postgresql,
-    "sqlite": _insert_sqlite,
-}
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)

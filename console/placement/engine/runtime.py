@@ -23,13 +23,14 @@ from console.dbutil import release_connections
 from console.live.events import send_event
 from console.placement.engine.breakers import OPEN, BreakerBoard, BreakerConfig
 from console.placement.engine.core import Decision, DecisionInput, Engine
-from console.placement.engine.recorder import Recorder, utcnow, write_to_database
+from console.placement.engine.recorder import Recorder
 from console.placement.engine.snapshot import (
     PolicyRef,
     Rollout,
     Snapshot,
     load_from_telemetry,
 )
+from console.placement.engine.writer import utcnow, write_to_database
 from console.placement.metrics import BREAKER_OPEN, BREAKER_TRIPS, DECISION_LATENCY, DECISIONS
 from optimizer.policies import Policy, load_policy, scorer_digest
 
@@ -439,6 +440,11 @@ def runtime() -> Runtime:
         with _runtime_lock:
             if _runtime is None:
                 _runtime = Runtime()
+    return _runtime
+
+
+def current_runtime() -> Runtime | None:
+    """The process's engine if one was started, without starting one."""
     return _runtime
 
 

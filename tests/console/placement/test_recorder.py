@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from console.placement.engine.recorder import (
+from console.placement.engine.writer import (
     RECORD_COLUMNS,
     SQLITE_ROWS_PER_STATEMENT,
     utcnow,
@@ -91,3 +91,60 @@ def test_batches_longer_than_one_statement_are_written_whole() -> None:
     stored = dict(DecisionRecord.objects.values_list("id", "ttft_ms"))
     assert stored == {r["id"]: float(i) for i, r in enumerate(rows)}
     assert DecisionRecord.objects.filter(slo_met=True).count() == (len(rows) + 1) // 2
+
+
+def _refused(kind: str) -> float:
+    from prometheus_client import REGISTRY
+
+    return REGISTRY.get_sample_value("locus_decision_records_refused_total", {"kind": kind}) or 0
+
+
+def test_a_row_the_database_refuses_never_blocks_the_others(
+    example_engine: Any, client_for: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One record no column holds (a token count beyond 64 bits; on PostgreSQL also a NUL)
+    among good ones: the good records and their outcomes are written, the bad one is logged
+    once, counted and dropped, and the queue moves on."""
+    from django.db import connection
+
+    service = client_for("service")
+
+    def decide() -> str:
+        answer = service.post("/api/v1/placements", INTERACTIVE, format="json")
+        return str(answer.json()["decision_id"])
+
+    before = [decide() for _ in range(3)]
+    poisons = [_row("f" * 32, prompt_tokens=2**64)]
+    if connection.vendor == "postgresql":
+        poisons.append(_row("e" * 32, session_id="a\x00b"))
+    for poison in poisons:
+        example_engine.recorder.record(poison, dict)
+    after = [decide() for _ in range(3)]
+    service.post(f"/api/v1/placements/{after[0]}/outcome", {"ok": True}, format="json")
+    refused_before = _refused("record")
+    with caplog.at_level("ERROR", logger="console.placement.engine.recorder"):
+        assert example_engine.recorder.flush()
+        assert example_engine.recorder.flush()  # nothing left, nothing logged again
+    assert set(DecisionRecord.objects.values_list("id", flat=True)) == {*before, *after}
+    assert DecisionRecord.objects.get(pk=after[0]).ok is True
+    assert _refused("record") == refused_before + len(poisons)
+    assert example_engine.recorder.stats.refused == len(poisons)
+    logged = [r for r in caplog.records if "refused by the database" in r.getMessage()]
+    assert len(logged) == len(poisons) and "f" * 32 in logged[0].getMessage()
+    assert example_engine.recorder.backlog() == 0
+
+
+def test_readyz_reports_a_stalled_recorder(
+    example_engine: Any, client_for: Any, settings: Any
+) -> None:
+    from django.test import Client
+
+    settings.LOCUS_RECORDER_STALLED_SECONDS = 0.0
+    client_for("service").post("/api/v1/placements", INTERACTIVE, format="json")
+    response = Client().get("/readyz")
+    assert response.status_code == 503
+    recorder = response.json()["checks"]["recorder"]
+    assert recorder["status"] == "failed" and "1 decision records" in recorder["error"]
+    assert example_engine.recorder.flush()
+    response = Client().get("/readyz")
+    assert response.status_code == 200, response.json()
