@@ -276,6 +276,11 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # 3.1 shares JSON Schema 2020-12 with the pydantic models that document request bodies.
     "OAS_VERSION": "3.1.0",
+    # Every operation documents the API's error responses (console/api/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "console.api.schema.add_error_responses",
+    ],
 }
 
 LOGGING = {

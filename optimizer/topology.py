@@ -46,6 +46,11 @@ class Route(NamedTuple):
 # The largest source or workload share: shares are relative weights, and a bound keeps their
 # sum finite (1.7e308 twice is infinity, which made every evaluation's draw fail).
 MAX_SHARE = 1_000_000.0
+# Memory per accelerator or model, and accelerators per node: bounds far above any hardware
+# (the largest accelerators hold a few hundred GiB), so that a node's memory in bytes is always
+# a finite number (1.7e308 GiB made the KV capacity an infinity, and the import a 500).
+MAX_MEMORY_GIB = 1_000_000.0
+MAX_GPUS = 100_000
 
 
 def _holds_nul(value: Any) -> bool:
@@ -88,12 +93,12 @@ class Link(_Entry):
 
 class Accelerator(_Entry):
     name: str = Field(min_length=1)
-    memory_gib: float = Field(gt=0)
+    memory_gib: float = Field(gt=0, le=MAX_MEMORY_GIB)
 
 
 class Model(_Entry):
     name: str = Field(min_length=1)
-    memory_gib: float = Field(ge=0)
+    memory_gib: float = Field(ge=0, le=MAX_MEMORY_GIB)
     kv_bytes_per_token: int = Field(gt=0)
 
 
@@ -110,7 +115,7 @@ class Node(_Entry):
     name: str = Field(min_length=1)
     site: str
     accelerator: str
-    gpus: int = Field(default=1, gt=0)
+    gpus: int = Field(default=1, gt=0, le=MAX_GPUS)
     usd_per_hour: float = Field(ge=0)
     models: tuple[str, ...] = Field(min_length=1)
     role: NodeRole = "mixed"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
@@ -59,3 +60,19 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return f'{self.keyword} realm="api"'
+
+
+class ApiKeyScheme(OpenApiAuthenticationExtension):
+    """Documents the bearer key in the OpenAPI schema (drf-spectacular finds it by
+    `target_class` once this module is imported, which the authentication setting does)."""
+
+    target_class = ApiKeyAuthentication
+    name = "apiKey"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API key: `Authorization: Bearer <key>` "
+            "(`manage.py create_api_key` or POST /api/v1/api-keys).",
+        }

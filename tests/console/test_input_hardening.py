@@ -129,3 +129,29 @@ def test_a_topology_file_with_an_unbounded_share_imports_nothing(
         "PUT", "/api/v1/topology", json.dumps(topology), content_type="application/json"
     )
     assert response.status_code == 400 and "NUL" in json.dumps(response.json())
+
+
+@pytest.mark.parametrize("body", [[None, None], 5, "text"])
+def test_a_topology_that_is_not_an_object_is_400(fleet: Any, client_for: Any, body: Any) -> None:
+    """Found by the schema fuzzer (tests/console/test_fuzz_schema.py): a JSON list was a 500."""
+    response = client_for("operator").put("/api/v1/topology", body, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["errors"]["topology"]
+
+
+@pytest.mark.parametrize(
+    ("url", "body"),
+    [
+        ("/api/v1/accelerators/l4", {"memory_gib": 1.7e308}),
+        ("/api/v1/models/llama-3.1-8b", {"memory_gib": 1.28e308}),
+        ("/api/v1/nodes/muc-l4-1", {"gpus": 10**12}),
+    ],
+)
+def test_memory_and_gpus_are_bounded(
+    fleet: Any, client_for: Any, url: str, body: dict[str, Any]
+) -> None:
+    """Found by the schema fuzzer: 1.7e308 GiB made a node's KV capacity infinite and the
+    inventory check a 500."""
+    response = client_for("operator").patch(url, body, format="json")
+    assert response.status_code == 400, response.content
+    assert set(response.json()["errors"]) == set(body)

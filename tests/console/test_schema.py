@@ -28,3 +28,21 @@ def test_the_schema_needs_a_signed_in_caller(client_for: Any) -> None:
     response = client_for(None).get("/api/schema/?format=json")
     assert response.status_code == 401
     assert "message" in response.json()
+
+
+def test_the_schema_documents_the_bearer_key_and_every_error_response(client_for: Any) -> None:
+    schema = client_for("viewer").get("/api/schema/?format=json").json()
+    assert schema["components"]["securitySchemes"]["apiKey"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": schema["components"]["securitySchemes"]["apiKey"]["description"],
+    }
+    error = "#/components/schemas/Error"
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            assert {"apiKey": []} in operation["security"], (method, path)
+            for status in ("400", "401", "403", "404", "409", "415", "503"):
+                assert status in operation["responses"], (method, path, status)
+            refs = operation["responses"]["401"]["content"]["application/json"]["schema"]
+            assert refs == {"$ref": error}
+    assert "message" in schema["components"]["schemas"]["Error"]["required"]

@@ -19,7 +19,7 @@ from console.inventory.models import (
     WorkloadShare,
 )
 from console.inventory.names import name_problem
-from optimizer.topology import GIB, MAX_SHARE
+from optimizer.topology import GIB, MAX_GPUS, MAX_MEMORY_GIB, MAX_SHARE
 
 
 def _by_name(queryset: Any, **kwargs: Any) -> serializers.SlugRelatedField:
@@ -80,14 +80,17 @@ class AcceleratorSerializer(_NamedSerializer):
     class Meta:
         model = Accelerator
         fields = ["id", "name", "memory_gib"]
-        extra_kwargs = {"memory_gib": {"min_value": 0.001}}
+        extra_kwargs = {"memory_gib": {"min_value": 0.001, "max_value": MAX_MEMORY_GIB}}
 
 
 class ServedModelSerializer(_NamedSerializer):
     class Meta:
         model = ServedModel
         fields = ["id", "name", "memory_gib", "kv_bytes_per_token"]
-        extra_kwargs = {"memory_gib": {"min_value": 0}, "kv_bytes_per_token": {"min_value": 1}}
+        extra_kwargs = {
+            "memory_gib": {"min_value": 0, "max_value": MAX_MEMORY_GIB},
+            "kv_bytes_per_token": {"min_value": 1},
+        }
 
 
 class ProfileSerializer(serializers.ModelSerializer):
@@ -140,7 +143,10 @@ class NodeSerializer(_NamedSerializer):
             "kv_capacity_gib",
         ]
         read_only_fields = ["state", "state_reason", "state_changed_at"]
-        extra_kwargs = {"gpus": {"min_value": 1}, "usd_per_hour": {"min_value": 0}}
+        extra_kwargs = {
+            "gpus": {"min_value": 1, "max_value": MAX_GPUS},
+            "usd_per_hour": {"min_value": 0},
+        }
 
     def get_kv_capacity_gib(self, node: Node) -> float:
         weights = sum(m.memory_gib for m in node.served_models.all())

@@ -187,6 +187,11 @@ class TopologyView(APIView):
     def put(self, request: Request) -> Response:
         """Import a topology (JSON body, or YAML text with Content-Type application/yaml)."""
         body: Any = request.data
+        if not isinstance(body, str | dict):
+            raise ApplicationError(
+                "The topology must be an object (JSON) or a YAML mapping.",
+                errors={"topology": ["must be an object with version: 1"]},
+            )
         text = body if isinstance(body, str) else yaml.safe_dump(dict(body))
         try:
             topology = parse_topology(text, "request body")
