@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from django.contrib.auth.models import User
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -81,6 +82,20 @@ class PolicyVersionSerializer(serializers.ModelSerializer):
     approved_by = serializers.SerializerMethodField(
         help_text="A username or `key:NAME`; null until approved."
     )
+    registered_by_person: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="The person behind the registrant (a key's owner); null for the system and "
+        "keys without a person. Approval needs another person.",
+    )
+    approved_by_person: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="The person behind the approver. When no person registered the version, "
+        "another person than this one must canary or promote it.",
+    )
     latest_evaluation = serializers.SerializerMethodField()
     shadow = serializers.SerializerMethodField()
 
@@ -98,8 +113,10 @@ class PolicyVersionSerializer(serializers.ModelSerializer):
             "state",
             "canary_share",
             "registered_by",
+            "registered_by_person",
             "registered_at",
             "approved_by",
+            "approved_by_person",
             "approved_at",
             "state_changed_at",
             "latest_evaluation",

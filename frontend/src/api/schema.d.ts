@@ -1224,6 +1224,8 @@ export interface components {
             readonly id: number;
             name: string;
             role: components["schemas"]["RoleFccEnum"];
+            /** @description The person the key acts for; null only for keys made by the CLI. */
+            readonly owner: string | null;
             /** @description Public id inside the key. */
             readonly prefix: string;
             /** Format: date-time */
@@ -1343,6 +1345,8 @@ export interface components {
             readonly id: number;
             name: string;
             role: components["schemas"]["RoleFccEnum"];
+            /** @description The person the key acts for; null only for keys made by the CLI. */
+            readonly owner: string | null;
             /** @description Public id inside the key. */
             readonly prefix: string;
             /** Format: date-time */
@@ -1972,10 +1976,14 @@ export interface components {
             canary_share?: number;
             /** @description A username, `key:NAME` for an API key, or null when the system registered it. */
             readonly registered_by: string | null;
+            /** @description The person behind the registrant (a key's owner); null for the system and keys without a person. Approval needs another person. */
+            readonly registered_by_person: string | null;
             /** Format: date-time */
             readonly registered_at: string;
             /** @description A username or `key:NAME`; null until approved. */
             readonly approved_by: string | null;
+            /** @description The person behind the approver. When no person registered the version, another person than this one must canary or promote it. */
+            readonly approved_by_person: string | null;
             /** Format: date-time */
             approved_at?: string | null;
             /** Format: date-time */
