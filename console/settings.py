@@ -152,6 +152,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
+# Telemetry and heavy jobs get their own queues and workers, so a training run can never
+# starve ingest (console/queues.py; docs/operations.md "Workers and queues").
+LOCUS_TELEMETRY_QUEUE = "telemetry"
+LOCUS_JOBS_QUEUE = "jobs"
+CELERY_TASK_ROUTES = ("console.queues.route_task",)
 
 # Telemetry (telemetry/conf.py reads these; README lists them).
 LOCUS_TELEMETRY_STALE_SECONDS: float = env.float("LOCUS_TELEMETRY_STALE_SECONDS", default=30.0)
