@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -166,6 +167,18 @@ class StrictFloatField(serializers.FloatField):
         return float(data)
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON true or false only: `"yes"` and `1` are refused (a budget is confirmed on
+    purpose, never by a loosely typed value)."""
+
+    default_error_messages = {"invalid": "true or false is required."}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
 class TransitionRequestSerializer(serializers.Serializer):
     reason = serializers.CharField(
         max_length=1000, help_text="Why; required and kept in the audit trail."
@@ -214,6 +227,36 @@ class TrainingRunSerializer(serializers.ModelSerializer):
 
 
 class TrainingRunRequestSerializer(serializers.Serializer):
+    """A run's budget is never implied: `{}` once started a 500,000-step run that holds the
+    jobs worker for many minutes (issue 13). Give `timesteps`, or `confirm: true` to accept
+    the server's default (LOCUS_TRAINING_TIMESTEPS)."""
+
     trace = serializers.CharField(required=False)
-    timesteps = serializers.IntegerField(required=False, min_value=256, max_value=5_000_000)
+    timesteps = serializers.IntegerField(
+        required=False,
+        min_value=256,
+        max_value=5_000_000,
+        help_text="PPO steps. Required unless `confirm` is true.",
+    )
     seed = serializers.IntegerField(required=False, min_value=0, default=0)
+    confirm = StrictBooleanField(
+        required=False,
+        default=False,
+        write_only=True,
+        help_text="True to run the server's default budget (LOCUS_TRAINING_TIMESTEPS) when "
+        "`timesteps` is not given.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        confirmed = attrs.pop("confirm", False)
+        if "timesteps" not in attrs and not confirmed:
+            default = settings.LOCUS_TRAINING_TIMESTEPS
+            raise serializers.ValidationError(
+                {
+                    "timesteps": [
+                        f'Give a budget, or send "confirm": true to run the default of '
+                        f"{default:,} steps."
+                    ]
+                }
+            )
+        return attrs

@@ -2169,11 +2169,22 @@ export interface components {
             /** Format: date-time */
             finished_at?: string | null;
         };
+        /**
+         * @description A run's budget is never implied: `{}` once started a 500,000-step run that holds the
+         *     jobs worker for many minutes (issue 13). Give `timesteps`, or `confirm: true` to accept
+         *     the server's default (LOCUS_TRAINING_TIMESTEPS).
+         */
         TrainingRunRequestRequest: {
             trace?: string;
+            /** @description PPO steps. Required unless `confirm` is true. */
             timesteps?: number;
             /** @default 0 */
             seed?: number;
+            /**
+             * @description True to run the server's default budget (LOCUS_TRAINING_TIMESTEPS) when `timesteps` is not given.
+             * @default false
+             */
+            confirm?: boolean;
         };
         TransitionRequestRequest: {
             /** @description Why; required and kept in the audit trail. */
