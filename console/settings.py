@@ -32,6 +32,26 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 ALLOWED_HOSTS: list[str] = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
+# HTTPS deployments (`manage.py check --deploy`; docs/operations.md "Production settings").
+# LOCUS_HTTPS=true says browsers reach the console over HTTPS: plain HTTP is redirected, the
+# session and CSRF cookies are Secure and HSTS is sent; each may be set on its own. Off by
+# default, since `make run` and the loopback-published compose serve plain HTTP, and always
+# off with DEBUG.
+LOCUS_HTTPS: bool = env.bool("LOCUS_HTTPS", default=False) and not DEBUG
+SECURE_SSL_REDIRECT: bool = env.bool("SECURE_SSL_REDIRECT", default=LOCUS_HTTPS) and not DEBUG
+# Probes, Prometheus and kube-scheduler (enableHTTPS: false) call over plain HTTP inside the
+# network and do not follow redirects to TLS.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$", r"^extender/"]
+SESSION_COOKIE_SECURE: bool = env.bool("SESSION_COOKIE_SECURE", default=LOCUS_HTTPS)
+CSRF_COOKIE_SECURE: bool = env.bool("CSRF_COOKIE_SECURE", default=LOCUS_HTTPS)
+SECURE_HSTS_SECONDS: int = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if LOCUS_HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS: bool = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD: bool = env.bool("SECURE_HSTS_PRELOAD", default=False)
+# Opt-in only: trusting X-Forwarded-Proto from a client that reaches the console directly
+# would let it claim HTTPS. Set it when a TLS proxy in front sets (and overwrites) the header.
+if env.bool("LOCUS_TRUST_X_FORWARDED_PROTO", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",
