@@ -327,6 +327,8 @@ LOCUS_BREAKER: dict[str, float] = {
 # kube-scheduler's extender protocol cannot send a bearer token: inside a cluster, protect
 # /extender/ with a NetworkPolicy, or set this to false and front it with a proxy that adds one.
 LOCUS_EXTENDER_ALLOW_ANONYMOUS: bool = env.bool("LOCUS_EXTENDER_ALLOW_ANONYMOUS", default=True)
+# When set, /extender/* requires `Authorization: Bearer <this token>` and nothing else.
+LOCUS_EXTENDER_TOKEN: str = env.str("LOCUS_EXTENDER_TOKEN", default="")
 
 # -- policies: evaluations and canaries (console.policies) -------------------------------------
 LOCUS_TRACES_DIR = Path(

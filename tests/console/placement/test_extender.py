@@ -286,3 +286,23 @@ def test_stale_nodes_pass_when_no_fresh_offered_node_is_left(
         for r in _post("/extender/prioritize", {"Pod": POD, "NodeNames": K8S_NODES})
     }
     assert max(scores["fra-h100-1"], scores["muc-l4-1"]) == 10
+
+
+@pytest.mark.parametrize("verb", ["filter", "prioritize"])
+def test_with_a_token_set_the_extender_answers_only_callers_that_send_it(
+    mixed_fleet: Any, settings: Any, client_for: Any, verb: str
+) -> None:
+    settings.LOCUS_EXTENDER_TOKEN = "s3cret-token"
+    body = json.dumps({"Pod": POD, "NodeNames": K8S_NODES})
+    path = f"/extender/{verb}"
+    for header in (None, "Bearer wrong", "s3cret-token", "Basic s3cret-token"):
+        extra = {"HTTP_AUTHORIZATION": header} if header else {}
+        refused = Client().post(path, body, content_type="application/json", **extra)
+        assert refused.status_code == 401, header
+    # Not even a service key stands in for the token: it is the extender's one credential.
+    service = client_for("service")
+    assert service.post(path, body, content_type="application/json").status_code == 401
+    ok = Client().post(
+        path, body, content_type="application/json", HTTP_AUTHORIZATION="Bearer s3cret-token"
+    )
+    assert ok.status_code == 200, ok.content
