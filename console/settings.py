@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "channels",
+    "axes",
     "console.access",
     "console.inventory",
     "console.live",
@@ -83,7 +84,26 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Login throttling by django-axes (https://django-axes.readthedocs.io): failed sign-ins are
+# counted per (username, client address) in the database, so every server process shares
+# them; past LOCUS_LOGIN_FAILURE_LIMIT the pair is locked out for LOCUS_LOGIN_COOLOFF_MINUTES
+# (answer 429). Keyed on the pair so that guessing at one account from one place stops
+# without letting anyone lock a colleague out from everywhere. API keys are not passwords
+# (256-bit random) and are not counted.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT: int = env.int("LOCUS_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME: float = env.float("LOCUS_LOGIN_COOLOFF_MINUTES", default=15.0) / 60.0  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False  # no banner on every manage.py command
 
 ROOT_URLCONF = "console.urls"
 WSGI_APPLICATION = "console.wsgi.application"
