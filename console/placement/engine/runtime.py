@@ -21,6 +21,7 @@ from django.core.cache import cache
 
 from console.dbutil import release_connections
 from console.live.events import send_event
+from console.outage import OutageLog
 from console.placement.engine.breakers import OPEN, BreakerBoard, BreakerConfig
 from console.placement.engine.core import Decision, DecisionInput, Engine
 from console.placement.engine.recorder import Recorder, utcnow, write_to_database
@@ -34,6 +35,7 @@ from console.placement.metrics import BREAKER_OPEN, BREAKER_TRIPS, DECISION_LATE
 from optimizer.policies import Policy, load_policy, scorer_digest
 
 logger = logging.getLogger(__name__)
+shared_breakers_outage = OutageLog("shared breaker state (cache)", logger)
 BREAKER_CACHE_KEY = "locus:breakers:open"
 RECENT_DECISIONS = 100_000
 
@@ -334,7 +336,9 @@ def _store_breaker_move(node: str, before: str, after: str, why: str, at: Any) -
             opened.pop(node, None)
         cache.set(BREAKER_CACHE_KEY, opened, timeout=None)
     except Exception:
-        logger.warning("could not share breaker state of %s", node, exc_info=True)
+        shared_breakers_outage.failed(f"breaker state of {node} not shared")
+    else:
+        shared_breakers_outage.recovered()
     _publish(
         "breaker",
         {
