@@ -45,11 +45,13 @@ class RecentDecision:
     node: str
     slo: str | None
     model: str
+    decided_by: str = ""
     has_outcome: bool = False
 
 
 class DecisionNotFound(LookupError):
-    pass
+    """No such decision, or not one of the caller's (answered alike: 404, so a caller learns
+    nothing about other identities' decisions)."""
 
 
 class OutcomeAlreadyRecorded(LookupError):
@@ -183,7 +185,10 @@ class Runtime:
     def _remember(self, decision: Decision) -> None:
         assert decision.node is not None
         self._recent[decision.decision_id] = RecentDecision(
-            node=decision.node, slo=decision.request.slo, model=decision.request.model
+            node=decision.node,
+            slo=decision.request.slo,
+            model=decision.request.model,
+            decided_by=decision.caller,
         )
         while len(self._recent) > RECENT_DECISIONS:
             self._recent.popitem(last=False)
@@ -195,10 +200,17 @@ class Runtime:
         ok: bool,
         ttft_ms: float | None = None,
         e2e_ms: float | None = None,
+        caller: str = "",
     ) -> dict[str, Any]:
-        """Feed an outcome to the node's breaker, the decision record and the SLO windows."""
+        """Feed an outcome to the node's breaker, the decision record and the SLO windows.
+
+        Only the identity that asked for the decision may report its outcome: another one
+        could trip any node's breaker or skew SLO windows with decisions it never made.
+        (Records from before decisions named their caller have no owner and take anyone's.)"""
         self.ensure_started()
         recent = self._recent.get(decision_id) or _recent_from_database(decision_id)
+        if recent.decided_by and recent.decided_by != caller:
+            raise DecisionNotFound(decision_id)
         with self._outcome_lock:
             if recent.has_outcome:
                 raise OutcomeAlreadyRecorded(decision_id)
@@ -373,13 +385,17 @@ def _recent_from_database(decision_id: str) -> RecentDecision:
 
     row = (
         DecisionRecord.objects.filter(pk=decision_id)
-        .values_list("node", "slo", "model", "outcome_at")
+        .values_list("node", "slo", "model", "outcome_at", "decided_by")
         .first()
     )
     if row is None:
         raise DecisionNotFound(decision_id)
     return RecentDecision(
-        node=row[0], slo=row[1] or None, model=row[2], has_outcome=row[3] is not None
+        node=row[0],
+        slo=row[1] or None,
+        model=row[2],
+        decided_by=row[4],
+        has_outcome=row[3] is not None,
     )
 
 
@@ -396,6 +412,7 @@ def _record_row(d: Decision) -> dict[str, Any]:
         "prompt_tokens": r.prompt_tokens,
         "max_output_tokens": r.max_output_tokens,
         "session_id": d.session_id or "",
+        "decided_by": d.caller,
         "node": d.node,
         "node_site": d.site,
         "fallbacks": d.fallbacks,

@@ -1314,6 +1314,8 @@ export interface components {
             /** Format: int64 */
             max_output_tokens: number;
             session_id?: string;
+            /** @description Who asked: `key:NAME` or a username. Only it may report the outcome. */
+            decided_by?: string;
             node: string;
             node_site: string;
             fallbacks?: unknown;
