@@ -75,3 +75,35 @@ class FreshnessCollector(Collector):
             "missing.",
             value=stale,
         )
+
+
+class InboxCollector(Collector):
+    """Accepted telemetry batches not yet processed: how many, and how long the oldest has
+    waited. A batch answered 202 must be stored; one that stays here is stuck (a dead or
+    starved worker, or a batch the worker keeps failing), which these gauges let an alert see.
+    One aggregate query per scrape (processed batches leave the inbox)."""
+
+    def describe(self) -> list[GaugeMetricFamily]:
+        return []
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from django.db.models import Count, Min
+
+        from telemetry.models import TelemetryBatch
+
+        try:
+            inbox = TelemetryBatch.objects.aggregate(n=Count("id"), oldest=Min("received_at"))
+        except Exception as exc:
+            logger.debug("telemetry inbox unavailable for /metrics: %s", exc)
+            return
+        oldest = inbox["oldest"]
+        yield GaugeMetricFamily(
+            "locus_telemetry_inbox_batches",
+            "Accepted telemetry batches waiting to be processed.",
+            value=inbox["n"],
+        )
+        yield GaugeMetricFamily(
+            "locus_telemetry_inbox_oldest_seconds",
+            "Seconds the oldest unprocessed telemetry batch has waited (0 when none waits).",
+            value=0.0 if oldest is None else max(0.0, (timezone.now() - oldest).total_seconds()),
+        )

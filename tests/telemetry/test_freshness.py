@@ -95,3 +95,27 @@ def test_metrics_carry_telemetry_age_per_node_and_the_stale_count(
     assert now["locus_telemetry_stale_nodes"] == {"": 1}
     settings.LOCUS_TELEMETRY_STALE_SECONDS = 2
     assert gauges()["locus_telemetry_stale_nodes"] == {"": 2}
+
+
+def test_metrics_show_accepted_batches_waiting_in_the_inbox(
+    fleet: Any, service: Any, client_for: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    def inbox() -> dict[str, float]:
+        text = client_for(None).get("/metrics").content.decode()
+        return {
+            family.name: family.samples[0].value
+            for family in text_string_to_metric_families(text)
+            if family.name.startswith("locus_telemetry_inbox")
+        }
+
+    assert inbox() == {
+        "locus_telemetry_inbox_batches": 0,
+        "locus_telemetry_inbox_oldest_seconds": 0,
+    }
+    sample = {"node": "muc-l4-1", "ts": datetime.now(UTC).isoformat(), "metrics": {"running": 1}}
+    with django_capture_on_commit_callbacks(execute=False):  # accepted; no worker took it yet
+        accepted = service.post("/api/v1/telemetry/samples", {"samples": [sample]}, format="json")
+    assert accepted.status_code == 202
+    waiting = inbox()
+    assert waiting["locus_telemetry_inbox_batches"] == 1
+    assert 0 <= waiting["locus_telemetry_inbox_oldest_seconds"] < 30
