@@ -22,9 +22,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-# A local secret key, written once; production sets SECRET_KEY in the environment instead.
+# A local secret key, written once and readable by its owner only (umask 077: mode 0600);
+# production sets SECRET_KEY in the environment instead.
 .env:
-	$(PY) -c "import secrets; print('SECRET_KEY=' + secrets.token_urlsafe(50))" > .env
+	umask 077 && $(PY) -c "import secrets; print('SECRET_KEY=' + secrets.token_urlsafe(50))" > .env
 
 # The browser dashboard (needs Node.js 20+ and npm): `npm ci` when the lock file changes, a
 # build when a source is newer than the last build, nothing otherwise.

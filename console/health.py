@@ -7,10 +7,15 @@ snapshot and its recorder is not stalled (records waiting with nothing written f
 LOCUS_RECORDER_STALLED_SECONDS); otherwise 503 with which check failed. Decisions
 keep being served while the database or Redis is down (from the last snapshot), so a load
 balancer should route on /healthz and alert on /readyz.
+
+A failed check's raw error names hosts, ports and users, so only a signed-in user with a role
+sees it; anyone else (the probe, the internet) gets a generic line. The error is logged when a
+check starts failing, and a recovery line when it passes again (not on every probe).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -19,7 +24,12 @@ from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
+from console.access.roles import roles_of
+
+logger = logging.getLogger(__name__)
 CHECK_TIMEOUT_S = 2.0
+GENERIC_ERROR = "unavailable (details in the server log)"
+_failing: set[str] = set()  # checks failing at the last probe of this process
 
 
 @require_GET
@@ -88,6 +98,7 @@ def _recorder() -> str:
 def readyz(request: HttpRequest) -> JsonResponse:
     checks: dict[str, Any] = {}
     ready = True
+    detailed = bool(roles_of(request.user))
     for name, check in (
         ("database", _database),
         ("broker", _broker),
@@ -98,8 +109,14 @@ def readyz(request: HttpRequest) -> JsonResponse:
         started = time.perf_counter()
         try:
             checks[name] = {"status": check()}
+            if name in _failing:
+                _failing.discard(name)
+                logger.warning("readiness check %s passes again", name)
         except Exception as exc:  # each failure is reported, not raised
-            checks[name] = {"status": "failed", "error": str(exc)}
+            if name not in _failing:
+                _failing.add(name)
+                logger.warning("readiness check %s failed: %s", name, exc)
+            checks[name] = {"status": "failed", "error": str(exc) if detailed else GENERIC_ERROR}
             ready = False
         checks[name]["seconds"] = round(time.perf_counter() - started, 4)
     return JsonResponse({"ready": ready, "checks": checks}, status=200 if ready else 503)

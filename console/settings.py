@@ -32,6 +32,26 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 ALLOWED_HOSTS: list[str] = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
+# HTTPS deployments (`manage.py check --deploy`; docs/operations.md "Production settings").
+# LOCUS_HTTPS=true says browsers reach the console over HTTPS: plain HTTP is redirected, the
+# session and CSRF cookies are Secure and HSTS is sent; each may be set on its own. Off by
+# default, since `make run` and the loopback-published compose serve plain HTTP, and always
+# off with DEBUG.
+LOCUS_HTTPS: bool = env.bool("LOCUS_HTTPS", default=False) and not DEBUG
+SECURE_SSL_REDIRECT: bool = env.bool("SECURE_SSL_REDIRECT", default=LOCUS_HTTPS) and not DEBUG
+# Probes, Prometheus and kube-scheduler (enableHTTPS: false) call over plain HTTP inside the
+# network and do not follow redirects to TLS.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$", r"^extender/"]
+SESSION_COOKIE_SECURE: bool = env.bool("SESSION_COOKIE_SECURE", default=LOCUS_HTTPS)
+CSRF_COOKIE_SECURE: bool = env.bool("CSRF_COOKIE_SECURE", default=LOCUS_HTTPS)
+SECURE_HSTS_SECONDS: int = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if LOCUS_HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS: bool = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD: bool = env.bool("SECURE_HSTS_PRELOAD", default=False)
+# Opt-in only: trusting X-Forwarded-Proto from a client that reaches the console directly
+# would let it claim HTTPS. Set it when a TLS proxy in front sets (and overwrites) the header.
+if env.bool("LOCUS_TRUST_X_FORWARDED_PROTO", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",
@@ -44,6 +64,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "channels",
+    "axes",
     "console.access",
     "console.inventory",
     "console.live",
@@ -64,7 +85,26 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Login throttling by django-axes (https://django-axes.readthedocs.io): failed sign-ins are
+# counted per (username, client address) in the database, so every server process shares
+# them; past LOCUS_LOGIN_FAILURE_LIMIT the pair is locked out for LOCUS_LOGIN_COOLOFF_MINUTES
+# (answer 429). Keyed on the pair so that guessing at one account from one place stops
+# without letting anyone lock a colleague out from everywhere. API keys are not passwords
+# (256-bit random) and are not counted.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT: int = env.int("LOCUS_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME: float = env.float("LOCUS_LOGIN_COOLOFF_MINUTES", default=15.0) / 60.0  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False  # no banner on every manage.py command
 
 ROOT_URLCONF = "console.urls"
 WSGI_APPLICATION = "console.wsgi.application"
@@ -153,6 +193,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
+# Telemetry and heavy jobs get their own queues and workers, so a training run can never
+# starve ingest (console/queues.py; docs/operations.md "Workers and queues").
+LOCUS_TELEMETRY_QUEUE = "telemetry"
+LOCUS_JOBS_QUEUE = "jobs"
+CELERY_TASK_ROUTES = ("console.queues.route_task",)
 
 # Telemetry (telemetry/conf.py reads these; README lists them).
 LOCUS_TELEMETRY_STALE_SECONDS: float = env.float("LOCUS_TELEMETRY_STALE_SECONDS", default=30.0)
@@ -322,6 +367,8 @@ LOCUS_BREAKER: dict[str, float] = {
 # kube-scheduler's extender protocol cannot send a bearer token: inside a cluster, protect
 # /extender/ with a NetworkPolicy, or set this to false and front it with a proxy that adds one.
 LOCUS_EXTENDER_ALLOW_ANONYMOUS: bool = env.bool("LOCUS_EXTENDER_ALLOW_ANONYMOUS", default=True)
+# When set, /extender/* requires `Authorization: Bearer <this token>` and nothing else.
+LOCUS_EXTENDER_TOKEN: str = env.str("LOCUS_EXTENDER_TOKEN", default="")
 
 # -- policies: evaluations and canaries (console.policies) -------------------------------------
 LOCUS_TRACES_DIR = Path(

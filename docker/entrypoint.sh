@@ -20,7 +20,10 @@ case "$role" in
       --workers "${WEB_CONCURRENCY:-2}" --proxy-headers --no-access-log "$@"
     ;;
   worker)
+    # CELERY_QUEUES picks what this worker consumes: `telemetry,celery` (ingest, scrapes,
+    # watchdog) or `jobs` (training, evaluations); docs/operations.md "Workers and queues".
     exec celery -A console worker --loglevel "${LOG_LEVEL:-INFO}" \
+      -Q "${CELERY_QUEUES:-telemetry,celery,jobs}" \
       --concurrency "${CELERY_CONCURRENCY:-2}" "$@"
     ;;
   beat)

@@ -264,7 +264,7 @@ def _load_prev(nodes: list[str]) -> dict[str, Prev]:
     try:
         return state.load_prev(nodes)
     except StoreError:
-        logger.warning("state store unavailable; rates restart", exc_info=True)
+        state.store_outage.failed("rates restart")
         return {n: {} for n in nodes}
 
 
@@ -358,4 +358,4 @@ def _after_ingest(
         for node, ts, items in latencies:
             latencies_record(node=node, at=ts, latencies=items)
     except StoreError:
-        logger.warning("state store unavailable; fresh state not updated", exc_info=True)
+        state.store_outage.failed("fresh state not updated")

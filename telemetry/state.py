@@ -12,12 +12,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
+from console.outage import OutageLog
 from telemetry import conf
 from telemetry.mapping.base import CANONICAL_FIELDS
 from telemetry.mapping.derive import Prev
 from telemetry.store import StoreError, get_store
 
 logger = logging.getLogger(__name__)
+# One warning per outage of the store (Redis), whichever caller meets it first.
+store_outage = OutageLog("telemetry state store", logger)
 SEEN = "_seen"  # pseudo-field: when the node last reported anything, mapped or not
 
 
@@ -99,8 +102,9 @@ def read_nodes(nodes: Iterable[str] | None = None) -> dict[str, NodeTelemetry]:
         names = sorted(store.smembers(_key("nodes")) if nodes is None else set(nodes))
         raws = store.hgetall_many([_key("node", n) for n in names])
     except StoreError:
-        logger.warning("telemetry state store unavailable", exc_info=True)
+        store_outage.failed("reads answer nothing")
         return {}
+    store_outage.recovered()
     decoded = {n: _decode(n, raw) for n, raw in zip(names, raws, strict=True)}
     return {n: t for n, t in decoded.items() if t is not None}
 

@@ -13,10 +13,18 @@ from console.access.services import api_key_create, api_key_revoke
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ("name", "role", "prefix", "created_at", "last_used_at", "revoked_at")
+    list_display = ("name", "role", "owner", "prefix", "created_at", "last_used_at", "revoked_at")
     list_filter = ("role",)
     search_fields = ("name", "prefix")
-    readonly_fields = ("prefix", "digest", "created_at", "created_by", "last_used_at", "revoked_at")
+    readonly_fields = (
+        "owner",
+        "prefix",
+        "digest",
+        "created_at",
+        "created_by",
+        "last_used_at",
+        "revoked_at",
+    )
     fields = ("name", "role", *readonly_fields)
     actions = ["revoke"]
 
@@ -25,7 +33,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
         user = request.user if isinstance(request.user, User) else None
-        issued = api_key_create(name=obj.name, role=obj.role, created_by=user)
+        issued = api_key_create(name=obj.name, role=obj.role, created_by=user, owner=user)
         obj.pk = issued.api_key.pk
         obj.refresh_from_db()
         messages.warning(request, f"Copy the key now, it is not shown again: {issued.secret}")

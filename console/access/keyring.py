@@ -41,6 +41,7 @@ class KeyEntry:
     id: int
     name: str
     role: str
+    owner_id: int | None = None  # the person the key acts for (None: a CLI key without one)
 
 
 class KeyRing:
@@ -96,7 +97,7 @@ class KeyRing:
         try:
             row = (
                 ApiKey.objects.filter(digest=digest, revoked_at__isnull=True)
-                .values_list("id", "name", "role")
+                .values_list("id", "name", "role", "owner_id")
                 .first()
             )
         except Exception as exc:
@@ -104,7 +105,7 @@ class KeyRing:
             raise KeyRingUnavailable(f"the key could not be looked up: {exc}") from exc
         if row is None:
             return None
-        entry = KeyEntry(id=row[0], name=row[1], role=row[2])
+        entry = KeyEntry(id=row[0], name=row[1], role=row[2], owner_id=row[3])
         self._keys = {**self._keys, digest: entry}
         self._found_during_reload[digest] = entry
         return entry
@@ -144,9 +145,9 @@ class KeyRing:
             self.flush_usage()
             self._found_during_reload = {}
             rows = ApiKey.objects.filter(revoked_at__isnull=True).values_list(
-                "digest", "id", "name", "role"
+                "digest", "id", "name", "role", "owner_id"
             )
-            loaded = {d: KeyEntry(id=i, name=n, role=r) for d, i, n, r in rows}
+            loaded = {d: KeyEntry(id=i, name=n, role=r, owner_id=o) for d, i, n, r, o in rows}
             # A key looked up while the query ran may be newer than what the query saw.
             self._keys = {**loaded, **self._found_during_reload}
             self._loaded_at = time.monotonic()

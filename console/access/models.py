@@ -9,7 +9,12 @@ from console.access.choices import Role
 
 
 class ApiKey(models.Model):
-    """A bearer credential for a service or script, with one role.
+    """A bearer credential for a service or script, with one role, belonging to a person.
+
+    `owner` is the person the key acts for: the user who made it, or for a key made with
+    another key, that key's owner. Four-eyes rules compare people, so a person's keys and
+    their session count as one (docs/operations.md "Four eyes"). Only `create_api_key`
+    without `--owner` makes a key without a person; such a key may not approve or promote.
 
     Only a SHA-256 digest of the secret is stored; the key itself is shown once at creation.
     Keys are random 256-bit strings, so a fast digest is safe here (no password stretching
@@ -27,6 +32,15 @@ class ApiKey(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
+    )
+    # A person's keys die with the person: a key outliving its owner would act for nobody.
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="api_keys",
+        help_text="The person this key acts for; empty only for keys made by the CLI.",
     )
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

@@ -25,7 +25,13 @@ class IssuedKey:
     secret: str
 
 
-def api_key_create(*, name: str, role: str, created_by: User | None = None) -> IssuedKey:
+def api_key_create(
+    *, name: str, role: str, owner: User | None = None, created_by: User | None = None
+) -> IssuedKey:
+    """Issue a key acting for `owner` (the person behind it; None only from the CLI).
+
+    `created_by` is the signed-in user who made it, if a user did (a key made with another
+    key has none, but inherits that key's owner)."""
     if role not in Role.values:
         raise ApplicationError(
             f"Unknown role {role!r}.", errors={"role": [f"Choose one of {', '.join(Role.values)}."]}
@@ -41,7 +47,12 @@ def api_key_create(*, name: str, role: str, created_by: User | None = None) -> I
     prefix = secrets.token_hex(4)
     secret = f"{KEY_PREFIX}_{prefix}_{secrets.token_urlsafe(32)}"
     api_key = ApiKey.objects.create(
-        name=name, role=role, prefix=prefix, digest=digest_of(secret), created_by=created_by
+        name=name,
+        role=role,
+        prefix=prefix,
+        digest=digest_of(secret),
+        created_by=created_by,
+        owner=owner,
     )
     return IssuedKey(api_key=api_key, secret=secret)
 

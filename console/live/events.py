@@ -15,9 +15,12 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 
 from console.live.schemas import validate_event
+from console.outage import OutageLog
 
 logger = logging.getLogger(__name__)
 LIVE_GROUP = "live"
+# Redis down loses every event: say so once per outage, not once per event.
+outage = OutageLog("live stream (channel layer)", logger)
 
 
 def send_event(event_type: str, data: dict[str, Any]) -> None:
@@ -32,4 +35,6 @@ def _publish(message: dict[str, Any]) -> None:
     try:
         async_to_sync(layer.group_send)(LIVE_GROUP, {"type": "live.event", "event": message})
     except Exception:  # the stream is best-effort; the write it reports already happened
-        logger.warning("live event %s not delivered", message.get("type"), exc_info=True)
+        outage.failed(f"{message.get('type')} event lost")
+        return
+    outage.recovered()

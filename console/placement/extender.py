@@ -21,6 +21,7 @@ shape (why each, at the views).
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
 from django.conf import settings
@@ -231,7 +232,16 @@ def _judge(body: DecisionInput | None, names: list[str]) -> tuple[dict[str, floa
 
 
 def _authorised(request: HttpRequest) -> bool:
-    if getattr(settings, "LOCUS_EXTENDER_ALLOW_ANONYMOUS", True):
+    """LOCUS_EXTENDER_TOKEN, when set, is the one credential (kube-scheduler cannot send a
+    header itself: a proxy beside it adds `Authorization: Bearer <token>`); otherwise the
+    extender is open, or wants a service or operator API key (docs/operations.md)."""
+    token = settings.LOCUS_EXTENDER_TOKEN
+    if token:
+        scheme, _, sent = request.headers.get("Authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(
+            sent.strip().encode(), token.encode()
+        )
+    if settings.LOCUS_EXTENDER_ALLOW_ANONYMOUS:
         return True
     from rest_framework.request import Request
 
@@ -246,7 +256,9 @@ def _authorised(request: HttpRequest) -> bool:
 @require_POST
 def filter_view(request: HttpRequest) -> JsonResponse:
     if not _authorised(request):
-        return JsonResponse({"Error": "a service API key is required"}, status=401)
+        return JsonResponse(
+            {"Error": "the extender's token or a service API key is required"}, status=401
+        )
     try:
         pod, names, nodes = _args(request)
         scores, failed = _judge(_pod_input(pod), names)
@@ -288,7 +300,9 @@ def filter_view(request: HttpRequest) -> JsonResponse:
 @require_POST
 def prioritize_view(request: HttpRequest) -> JsonResponse:
     if not _authorised(request):
-        return JsonResponse({"Error": "a service API key is required"}, status=401)
+        return JsonResponse(
+            {"Error": "the extender's token or a service API key is required"}, status=401
+        )
     try:
         pod, names, _ = _args(request)
         scores, _failed = _judge(_pod_input(pod), names)

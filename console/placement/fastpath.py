@@ -37,7 +37,7 @@ from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 from rest_framework.exceptions import ValidationError
 
-from console.access.keyring import digest_of, keyring
+from console.access.keyring import KeyEntry, digest_of, keyring
 from console.access.permissions import SERVICE_CALLERS
 from console.api import jsonbody
 from console.api.errors import (
@@ -54,7 +54,7 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-Handler = Callable[[Any], tuple[int, dict[str, Any]]]
+Handler = Callable[[Any, str], tuple[int, dict[str, Any]]]
 ROUTES: dict[str, Handler] = {
     "/api/v1/placements": handlers.decide_one,
     "/api/v1/placements:batch": handlers.decide_batch,
@@ -113,9 +113,11 @@ class DecisionFastPath:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         handler = ROUTES.get(scope.get("path", "")) if scope["type"] == "http" else None
-        if handler is None or scope.get("method") != "POST" or not self._servable(scope):
+        key = self._servable(scope) if handler and scope.get("method") == "POST" else None
+        if handler is None or key is None:
             await self.fallback(scope, receive, send)
             return
+        caller = f"key:{key.name}"  # the identity DRF would give it (ServicePrincipal)
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -141,10 +143,10 @@ class DecisionFastPath:
         try:
             if _long_batch(data):
                 status, payload = await asyncio.get_running_loop().run_in_executor(
-                    None, handler, data
+                    None, handler, data, caller
                 )
             else:
-                status, payload = handler(data)
+                status, payload = handler(data, caller)
         except ValidationError as exc:
             status, payload = 400, validation_error_body(exc.detail)
         except Exception:
@@ -154,21 +156,23 @@ class DecisionFastPath:
         await _reply(send, status, payload)
 
     @staticmethod
-    def _servable(scope: Scope) -> bool:
-        """A cached service key with the right role, an allowed host, and an engine ready
-        to decide."""
+    def _servable(scope: Scope) -> KeyEntry | None:
+        """The caller's key if it is cached with the right role, the host is allowed, and
+        the engine is ready to decide; None sends the request to Django."""
         token = _bearer_key(scope)
         if token is None or not _host_allowed(_header(scope, b"host") or ""):
-            return False
+            return None
         media_type = (_header(scope, b"content-type") or "").partition(";")[0].strip().lower()
         if media_type != "application/json":
-            return False  # Django answers what DRF's parsers make of it (415 for most)
+            return None  # Django answers what DRF's parsers make of it (415 for most)
         entry = keyring.cached(digest_of(token))
-        return (
+        if (
             entry is not None
             and entry.role in SERVICE_CALLERS
             and runtime().engine.snapshot is not None
-        )
+        ):
+            return entry
+        return None
 
 
 def _long_batch(data: Any) -> bool:

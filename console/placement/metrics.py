@@ -20,6 +20,9 @@ from prometheus_client import (
 )
 from prometheus_client import multiprocess as prom_multiprocess
 
+from console.queues import QueueBacklogCollector
+from telemetry.metrics import FreshnessCollector, InboxCollector
+
 # Decisions take tens of microseconds to a few milliseconds of engine work.
 _LATENCY_BUCKETS = (
     0.00005,
@@ -87,10 +90,20 @@ RECORDER_OLDEST_SECONDS = Gauge(
 )
 
 
+# Gauges measured when /metrics is scraped (the same in every process, so kept out of the
+# multiprocess files): telemetry freshness, the ingest inbox and queue backlogs
+# (docs/operations.md).
+SCRAPE_TIME = CollectorRegistry(auto_describe=False)
+SCRAPE_TIME.register(FreshnessCollector())
+SCRAPE_TIME.register(InboxCollector())
+SCRAPE_TIME.register(QueueBacklogCollector())
+
+
 def metrics_view(request: HttpRequest) -> HttpResponse:
     if "PROMETHEUS_MULTIPROC_DIR" in os.environ:
         registry = CollectorRegistry()
         prom_multiprocess.MultiProcessCollector(registry)
     else:
         registry = REGISTRY
-    return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
+    body = generate_latest(registry) + generate_latest(SCRAPE_TIME)
+    return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)

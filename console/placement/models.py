@@ -21,6 +21,11 @@ class DecisionRecord(models.Model):
     prompt_tokens = models.PositiveIntegerField()
     max_output_tokens = models.PositiveIntegerField()
     session_id = models.CharField(max_length=200, blank=True)
+    decided_by = models.CharField(
+        max_length=150,
+        blank=True,
+        help_text="Who asked: `key:NAME` or a username. Only it may report the outcome.",
+    )
     node = models.CharField(max_length=200, db_index=True)
     node_site = models.CharField(max_length=100)
     fallbacks = models.JSONField(default=list)

@@ -46,6 +46,11 @@ class PolicyVersion(models.Model):
         _KEY, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     registered_by_name = models.CharField(max_length=150, blank=True, help_text=_WHO)
+    # The person behind the registrant (the user, or the key's owner); empty for the system
+    # and keys without a person. Four eyes compares these (docs/operations.md).
+    registered_by_person = models.ForeignKey(
+        _USER, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     registered_at = models.DateTimeField(auto_now_add=True)
     approved_by = models.ForeignKey(
         _USER, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -54,6 +59,9 @@ class PolicyVersion(models.Model):
         _KEY, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     approved_by_name = models.CharField(max_length=150, blank=True, help_text=_WHO)
+    approved_by_person = models.ForeignKey(
+        _USER, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     approved_at = models.DateTimeField(null=True, blank=True)
     state_changed_at = models.DateTimeField(null=True, blank=True)
 

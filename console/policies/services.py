@@ -7,8 +7,14 @@ any state but retired ──rollback──▶ retired
 - Every caller has an identity (`console.access.identity`): a user, an API key (`key:NAME`),
   or the system for automatic actions. Registrations and transitions record it.
 - Every human transition carries a non-blank reason; only the system acts without one.
-- Approval needs a succeeded evaluation and an identity other than the one that registered
-  the version (four eyes): the same user or the same API key may not approve its own version.
+- Four eyes by person (docs/operations.md "Four eyes"): behind every identity stands at
+  most one person (a user, or an API key's owner). Approval needs a succeeded evaluation and
+  a person other than the registrant's: a user's own keys count as that user. A version
+  registered by nobody's person (the system: shipped and trained versions, or a key without
+  a person) needs two distinct people for approve and canary/promote.
+- An identity without a person (a CLI key made without --owner) may register, evaluate and
+  roll back, but not approve, shadow, canary or promote: every step towards traffic has a
+  person who answers for it.
 - Shadow, canary and active each hold at most one version (also enforced by the database).
 - Promote is refused while another version's canary runs (finish or roll it back first).
   Promoting straight from approved or shadow is an explicit admin choice: allowed, audited
@@ -36,7 +42,8 @@ from django.utils import timezone
 from console.access.identity import SYSTEM, SYSTEM_NAME, Identity
 from console.api.errors import ApplicationError
 from console.live.events import send_event
-from console.policies.choices import JobStatus, PolicyKind, PolicyState
+from console.policies.choices import PolicyKind, PolicyState
+from console.policies.four_eyes import check_people
 from console.policies.models import (
     PolicyEvaluation,
     PolicyTransition,
@@ -135,6 +142,7 @@ def policy_register(
         registered_by_id=who.user_id,
         registered_by_key_id=who.key_id,
         registered_by_name="" if who.is_system else who.name,
+        registered_by_person_id=who.person_id,
         state_changed_at=timezone.now(),
     )
     _audit(policy, "", PolicyState.CANDIDATE, who.name, "registered")
@@ -269,8 +277,7 @@ def policy_transition(
     sources, target = TRANSITIONS[action]
     if policy.state not in sources:
         raise ApplicationError(f"Cannot {action} {policy}: it is {policy.state}.", status_code=409)
-    if action == "approve":
-        _check_approvable(policy, who)
+    check_people(policy, action, who)
     if target in SERVING_STATES and (problem := artifact_problem(policy)) is not None:
         raise ApplicationError(problem, status_code=409)
     if action == "canary" and canary_share is not None:
@@ -306,31 +313,13 @@ def policy_transition(
         policy.approved_by_id = who.user_id
         policy.approved_by_key_id = who.key_id
         policy.approved_by_name = who.name
+        policy.approved_by_person_id = who.person_id
         policy.approved_at = timezone.now()
     share = policy.canary_share if target == PolicyState.CANARY else None
     _move(policy, target, who.name, reason, canary_share=share)
     if restored is not None:
         _move(restored, PolicyState.ACTIVE, who.name, f"restored by rollback of {policy}")
     return policy
-
-
-def _check_approvable(policy: PolicyVersion, actor: Identity) -> None:
-    if actor.is_system:
-        raise ApplicationError("Approval needs an admin.", status_code=403)
-    same_user = actor.user_id is not None and policy.registered_by_id == actor.user_id
-    same_key = actor.key_id is not None and policy.registered_by_key_id == actor.key_id
-    # The recorded name covers a registrant whose account or key was deleted since.
-    same_name = bool(policy.registered_by_name) and policy.registered_by_name == actor.name
-    if same_user or same_key or same_name:
-        raise ApplicationError(
-            "Four-eyes rule: a version must be approved by an admin (user or API key) other "
-            f"than the one who registered it ({policy.registered_by_name}).",
-            status_code=403,
-        )
-    if not policy.evaluations.filter(status=JobStatus.SUCCEEDED).exists():
-        raise ApplicationError(
-            f"{policy} has no succeeded evaluation; evaluate it before approving.", status_code=409
-        )
 
 
 def _previous_active(policy: PolicyVersion) -> PolicyVersion | None:

@@ -42,7 +42,18 @@ def _starter(run: TrainingRun) -> Identity | None:
     """Who started the run, who thereby registers its result (None: the system)."""
     if not run.started_by_name:
         return None
-    return Identity(run.started_by_name, user_id=run.started_by_id, key_id=run.started_by_key_id)
+    person = run.started_by_id
+    if person is None and run.started_by_key_id is not None:
+        from console.access.models import ApiKey
+
+        key = ApiKey.objects.filter(pk=run.started_by_key_id).first()
+        person = key.owner_id if key is not None else None
+    return Identity(
+        run.started_by_name,
+        user_id=run.started_by_id,
+        key_id=run.started_by_key_id,
+        person_id=person,
+    )
 
 
 class _Reporter:

@@ -19,7 +19,7 @@ from tests.conftest import REPO
 
 DOCKER = REPO / "docker"
 COMPOSE = DOCKER / "compose.yaml"
-ENV = {"SECRET_KEY": "x"}
+ENV = {"SECRET_KEY": "x", "POSTGRES_PASSWORD": "y"}
 
 
 def _compose_text() -> str:
@@ -50,7 +50,15 @@ def _parse(text: str, env: dict[str, str] | None = None) -> PyCompose:
 def test_the_compose_file_validates_against_the_compose_specification() -> None:
     compose = _parse(_compose_text())
     compose.validate()
-    assert set(compose.service_names()) == {"migrate", "web", "worker", "beat", "postgres", "redis"}
+    assert set(compose.service_names()) == {
+        "migrate",
+        "web",
+        "worker-telemetry",
+        "worker-jobs",
+        "beat",
+        "postgres",
+        "redis",
+    }
 
 
 def test_a_broken_compose_file_is_refused() -> None:
@@ -62,6 +70,29 @@ def test_a_broken_compose_file_is_refused() -> None:
 def test_it_refuses_to_start_without_a_secret_key() -> None:
     with pytest.raises(ValueError, match="SECRET_KEY is required"):
         _parse(_compose_text(), env={})
+
+
+def test_it_refuses_to_start_without_a_database_password() -> None:
+    with pytest.raises(ValueError, match="POSTGRES_PASSWORD is required"):
+        _parse(_compose_text(), env={"SECRET_KEY": "x"})
+    assert ":-locus}" not in _compose_text()  # no default password anywhere
+
+
+def test_telemetry_and_jobs_have_their_own_workers() -> None:
+    services = _services()
+    queues = {
+        name: services[name]["environment"]["CELERY_QUEUES"]
+        for name in ("worker-telemetry", "worker-jobs")
+    }
+    assert queues == {"worker-telemetry": "telemetry,celery", "worker-jobs": "jobs"}
+    entry = (DOCKER / "entrypoint.sh").read_text()
+    assert '-Q "${CELERY_QUEUES:-telemetry,celery,jobs}"' in entry
+
+
+def test_the_web_port_is_published_on_loopback_unless_told_otherwise() -> None:
+    ports = _services()["web"]["ports"]
+    assert ports == ["${LOCUS_PUBLISH_ADDRESS:-127.0.0.1}:${LOCUS_PORT:-8000}:8000"]
+    assert _interpolate(ports[0], ENV) == "127.0.0.1:8000:8000"
 
 
 def _services() -> dict:  # type: ignore[type-arg]
@@ -85,7 +116,7 @@ def test_services_wait_for_healthy_postgres_and_redis_and_migrations() -> None:
         "redis": {"condition": "service_healthy"},
     }
     assert services["migrate"]["depends_on"] == healthy
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "worker-telemetry", "worker-jobs", "beat"):
         assert services[name]["depends_on"] == {
             **healthy,
             "migrate": {"condition": "service_completed_successfully"},

@@ -87,6 +87,7 @@ def worker_queue(settings: Any) -> Iterator[str]:
     from console.celery import app
 
     queue = f"locus-test-{uuid.uuid4().hex[:8]}"
+    settings.LOCUS_TELEMETRY_QUEUE = queue  # ingest is routed there (console/queues.py)
     saved = app.conf.task_always_eager, app.conf.task_default_queue
     app.conf.task_always_eager = False
     app.conf.task_default_queue = queue

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from rest_framework import serializers
 
 from console.access.choices import Role
@@ -7,9 +8,26 @@ from console.access.models import ApiKey
 
 
 class ApiKeySerializer(serializers.ModelSerializer):
+    # Read-only: a key always acts for whoever makes it (or the key it is made with).
+    owner: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="The person the key acts for; null only for keys made by the CLI.",
+    )
+
     class Meta:
         model = ApiKey
-        fields = ["id", "name", "role", "prefix", "created_at", "last_used_at", "revoked_at"]
+        fields = [
+            "id",
+            "name",
+            "role",
+            "owner",
+            "prefix",
+            "created_at",
+            "last_used_at",
+            "revoked_at",
+        ]
         read_only_fields = ["prefix", "created_at", "last_used_at", "revoked_at"]
 
 

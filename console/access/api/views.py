@@ -12,16 +12,18 @@ from rest_framework.views import APIView
 
 from console.access.api import serializers as s
 from console.access.choices import Role
+from console.access.identity import identity_of
 from console.access.models import ApiKey
 from console.access.permissions import ADMINS
 from console.access.roles import primary_role, roles_of
 from console.access.services import api_key_create, api_key_revoke
+from console.api.errors import ApplicationError
 
 EVERYONE = frozenset(Role.values)
 
 
 class ApiKeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    queryset = ApiKey.objects.all()
+    queryset = ApiKey.objects.select_related("owner")
     serializer_class = s.ApiKeySerializer
     access = {a: ADMINS for a in ("list", "retrieve", "create", "revoke", "OPTIONS")}
     filterset_fields = ["role"]
@@ -33,7 +35,8 @@ class ApiKeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
         body = s.ApiKeyCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         user = request.user if isinstance(request.user, User) else None
-        issued = api_key_create(created_by=user, **body.validated_data)
+        owner = user or _owner_of_calling_key(request)
+        issued = api_key_create(created_by=user, owner=owner, **body.validated_data)
         data = dict(s.ApiKeySerializer(issued.api_key).data, key=issued.secret)
         return Response(data, status=status.HTTP_201_CREATED)
 
@@ -42,6 +45,24 @@ class ApiKeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
     def revoke(self, request: Request, pk: str) -> Response:
         """Revoke a key; calls with it fail from now on."""
         return Response(s.ApiKeySerializer(api_key_revoke(api_key=self.get_object())).data)
+
+
+def _owner_of_calling_key(request: Request) -> User:
+    """A key made with a key acts for the same person; a key without a person (made by the
+    CLI) may not make keys, or it could mint identities nobody answers for."""
+    identity = identity_of(request.user)
+    owner = (
+        User.objects.filter(pk=identity.person_id).first()
+        if identity is not None and identity.person_id is not None
+        else None
+    )
+    if owner is None:
+        raise ApplicationError(
+            "This API key belongs to no person, so it may not create keys. Create keys "
+            "signed in, or with a key owned by a person (create_api_key --owner).",
+            status_code=403,
+        )
+    return owner
 
 
 class MeView(APIView):

@@ -16,19 +16,20 @@ from console.placement.metrics import NO_CANDIDATE
 NO_NODE_MESSAGE = "No node may serve this request."
 
 
-def decide_one(data: Any) -> tuple[int, dict[str, Any]]:
+def decide_one(data: Any, caller: str = "") -> tuple[int, dict[str, Any]]:
+    """`caller` is the asking identity's name, recorded so only it reports the outcome."""
     body = parse(PlacementRequestBody, data)
-    decision = _decide(decision_input(body))
+    decision = _decide(decision_input(body, caller))
     if decision.node is None:
         return 503, _unplaceable(decision)
     return 200, _answer(decision, body.explain)
 
 
-def decide_batch(data: Any) -> tuple[int, dict[str, Any]]:
+def decide_batch(data: Any, caller: str = "") -> tuple[int, dict[str, Any]]:
     """Decide many requests in order. One malformed request rejects the whole batch, and it
     is found before any decision is made: a refused batch leaves no decision behind."""
     body = parse(PlacementBatchBody, data)
-    inputs = [decision_input(item) for item in body.requests]
+    inputs = [decision_input(item, caller) for item in body.requests]
     serving = runtime()
     serving.ensure_started()
     for index, item in enumerate(inputs):
@@ -47,7 +48,7 @@ def decide_batch(data: Any) -> tuple[int, dict[str, Any]]:
     return 200, {"decisions": answers}
 
 
-def decision_input(body: PlacementRequestBody) -> DecisionInput:
+def decision_input(body: PlacementRequestBody, caller: str = "") -> DecisionInput:
     """The engine's input for a validated placements body (the extender builds one too)."""
     return DecisionInput(
         model=body.model,
@@ -59,6 +60,7 @@ def decision_input(body: PlacementRequestBody) -> DecisionInput:
         prefix_hashes=tuple(body.prefix_hashes),
         session_id=body.session_id or None,
         explain=body.explain,
+        caller=caller,
     )
 
 

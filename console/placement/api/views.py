@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.identity import identity_of
 from console.access.permissions import SERVICE_CALLERS, VIEWERS
 from console.api.errors import ApplicationError
 from console.placement.api import handlers
@@ -26,6 +27,12 @@ from console.placement.models import BreakerEvent, DecisionRecord
 from console.placement.selectors import decision_overview
 
 
+def _caller(request: Request) -> str:
+    """The identity's name (`key:NAME` or a username) decisions and outcomes are tied to."""
+    identity = identity_of(request.user)
+    return identity.name if identity is not None else ""
+
+
 class PlacementView(APIView):
     access = {"POST": SERVICE_CALLERS, "OPTIONS": SERVICE_CALLERS}
 
@@ -35,7 +42,7 @@ class PlacementView(APIView):
     )
     def post(self, request: Request) -> Response:
         """Decide where one request should run: the node, its site and ordered fallbacks."""
-        code, payload = handlers.decide_one(request.data)
+        code, payload = handlers.decide_one(request.data, caller=_caller(request))
         return Response(payload, status=code)
 
 
@@ -45,7 +52,7 @@ class PlacementBatchView(APIView):
     @extend_schema(request=PlacementBatchBody, responses={200: s.PlacementBatchAnswerSerializer})
     def post(self, request: Request) -> Response:
         """Decide many requests in order; one malformed request rejects the whole batch."""
-        code, payload = handlers.decide_batch(request.data)
+        code, payload = handlers.decide_batch(request.data, caller=_caller(request))
         return Response(payload, status=code)
 
 
@@ -64,7 +71,9 @@ class OutcomeView(APIView):
         """Report what happened to a placed request: feeds breakers and SLO windows."""
         body = parse(OutcomeBody, request.data)
         try:
-            result = runtime().record_outcome(decision_id, **body.model_dump())
+            result = runtime().record_outcome(
+                decision_id, caller=_caller(request), **body.model_dump()
+            )
         except DecisionNotFound as exc:
             raise NotFound(f"No decision {decision_id!r}.") from exc
         except OutcomeAlreadyRecorded as exc:

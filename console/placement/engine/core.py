@@ -55,6 +55,8 @@ class DecisionInput:
     prefix_hashes: tuple[int, ...] = ()
     session_id: str | None = None
     explain: bool = False
+    # Who asked (an identity name: `key:NAME` or a username); only it may report the outcome.
+    caller: str = ""
 
 
 @dataclass
@@ -74,6 +76,7 @@ class Decision:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     shadow: dict[str, Any] | None = None
     session_id: str | None = None
+    caller: str = ""
 
 
 class Engine:
@@ -232,6 +235,7 @@ class Engine:
                     rejected,
                     latency_us=(time.perf_counter() - start) * 1e6,
                     session_id=body.session_id,
+                    caller=body.caller,
                 )
             scores, used, degraded = self._score(ref, snap, request, candidates)
             order = ordered(scores)
@@ -248,6 +252,7 @@ class Engine:
                 rejected,
                 degraded=degraded,
                 session_id=body.session_id,
+                caller=body.caller,
             )
             if snap.rollout.shadow is not None:
                 decision.shadow = self._shadow(snap, request, candidates, pick, order)

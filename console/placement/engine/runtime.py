@@ -21,6 +21,7 @@ from django.core.cache import cache
 
 from console.dbutil import release_connections
 from console.live.events import send_event
+from console.outage import OutageLog
 from console.placement.engine.breakers import OPEN, BreakerBoard, BreakerConfig
 from console.placement.engine.core import Decision, DecisionInput, Engine
 from console.placement.engine.recorder import Recorder
@@ -35,6 +36,7 @@ from console.placement.metrics import BREAKER_OPEN, BREAKER_TRIPS, DECISION_LATE
 from optimizer.policies import Policy, load_policy, scorer_digest
 
 logger = logging.getLogger(__name__)
+shared_breakers_outage = OutageLog("shared breaker state (cache)", logger)
 BREAKER_CACHE_KEY = "locus:breakers:open"
 RECENT_DECISIONS = 100_000
 
@@ -44,11 +46,13 @@ class RecentDecision:
     node: str
     slo: str | None
     model: str
+    decided_by: str = ""
     has_outcome: bool = False
 
 
 class DecisionNotFound(LookupError):
-    pass
+    """No such decision, or not one of the caller's (answered alike: 404, so a caller learns
+    nothing about other identities' decisions)."""
 
 
 class OutcomeAlreadyRecorded(LookupError):
@@ -182,7 +186,10 @@ class Runtime:
     def _remember(self, decision: Decision) -> None:
         assert decision.node is not None
         self._recent[decision.decision_id] = RecentDecision(
-            node=decision.node, slo=decision.request.slo, model=decision.request.model
+            node=decision.node,
+            slo=decision.request.slo,
+            model=decision.request.model,
+            decided_by=decision.caller,
         )
         while len(self._recent) > RECENT_DECISIONS:
             self._recent.popitem(last=False)
@@ -194,10 +201,17 @@ class Runtime:
         ok: bool,
         ttft_ms: float | None = None,
         e2e_ms: float | None = None,
+        caller: str = "",
     ) -> dict[str, Any]:
-        """Feed an outcome to the node's breaker, the decision record and the SLO windows."""
+        """Feed an outcome to the node's breaker, the decision record and the SLO windows.
+
+        Only the identity that asked for the decision may report its outcome: another one
+        could trip any node's breaker or skew SLO windows with decisions it never made.
+        (Records from before decisions named their caller have no owner and take anyone's.)"""
         self.ensure_started()
         recent = self._recent.get(decision_id) or _recent_from_database(decision_id)
+        if recent.decided_by and recent.decided_by != caller:
+            raise DecisionNotFound(decision_id)
         with self._outcome_lock:
             if recent.has_outcome:
                 raise OutcomeAlreadyRecorded(decision_id)
@@ -335,7 +349,9 @@ def _store_breaker_move(node: str, before: str, after: str, why: str, at: Any) -
             opened.pop(node, None)
         cache.set(BREAKER_CACHE_KEY, opened, timeout=None)
     except Exception:
-        logger.warning("could not share breaker state of %s", node, exc_info=True)
+        shared_breakers_outage.failed(f"breaker state of {node} not shared")
+    else:
+        shared_breakers_outage.recovered()
     _publish(
         "breaker",
         {
@@ -370,13 +386,17 @@ def _recent_from_database(decision_id: str) -> RecentDecision:
 
     row = (
         DecisionRecord.objects.filter(pk=decision_id)
-        .values_list("node", "slo", "model", "outcome_at")
+        .values_list("node", "slo", "model", "outcome_at", "decided_by")
         .first()
     )
     if row is None:
         raise DecisionNotFound(decision_id)
     return RecentDecision(
-        node=row[0], slo=row[1] or None, model=row[2], has_outcome=row[3] is not None
+        node=row[0],
+        slo=row[1] or None,
+        model=row[2],
+        decided_by=row[4],
+        has_outcome=row[3] is not None,
     )
 
 
@@ -393,6 +413,7 @@ def _record_row(d: Decision) -> dict[str, Any]:
         "prompt_tokens": r.prompt_tokens,
         "max_output_tokens": r.max_output_tokens,
         "session_id": d.session_id or "",
+        "decided_by": d.caller,
         "node": d.node,
         "node_site": d.site,
         "fallbacks": d.fallbacks,

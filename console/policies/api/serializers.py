@@ -3,6 +3,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from django.conf import settings
+from django.contrib.auth.models import User
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -81,6 +83,20 @@ class PolicyVersionSerializer(serializers.ModelSerializer):
     approved_by = serializers.SerializerMethodField(
         help_text="A username or `key:NAME`; null until approved."
     )
+    registered_by_person: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="The person behind the registrant (a key's owner); null for the system and "
+        "keys without a person. Approval needs another person.",
+    )
+    approved_by_person: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="The person behind the approver. When no person registered the version, "
+        "another person than this one must canary or promote it.",
+    )
     latest_evaluation = serializers.SerializerMethodField()
     shadow = serializers.SerializerMethodField()
 
@@ -98,8 +114,10 @@ class PolicyVersionSerializer(serializers.ModelSerializer):
             "state",
             "canary_share",
             "registered_by",
+            "registered_by_person",
             "registered_at",
             "approved_by",
+            "approved_by_person",
             "approved_at",
             "state_changed_at",
             "latest_evaluation",
@@ -147,6 +165,18 @@ class StrictFloatField(serializers.FloatField):
         if not math.isfinite(data):
             self.fail("invalid")
         return float(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON true or false only: `"yes"` and `1` are refused (a budget is confirmed on
+    purpose, never by a loosely typed value)."""
+
+    default_error_messages = {"invalid": "true or false is required."}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
 
 
 class TransitionRequestSerializer(serializers.Serializer):
@@ -197,6 +227,36 @@ class TrainingRunSerializer(serializers.ModelSerializer):
 
 
 class TrainingRunRequestSerializer(serializers.Serializer):
+    """A run's budget is never implied: `{}` once started a 500,000-step run that holds the
+    jobs worker for many minutes (issue 13). Give `timesteps`, or `confirm: true` to accept
+    the server's default (LOCUS_TRAINING_TIMESTEPS)."""
+
     trace = serializers.CharField(required=False)
-    timesteps = serializers.IntegerField(required=False, min_value=256, max_value=5_000_000)
+    timesteps = serializers.IntegerField(
+        required=False,
+        min_value=256,
+        max_value=5_000_000,
+        help_text="PPO steps. Required unless `confirm` is true.",
+    )
     seed = serializers.IntegerField(required=False, min_value=0, default=0)
+    confirm = StrictBooleanField(
+        required=False,
+        default=False,
+        write_only=True,
+        help_text="True to run the server's default budget (LOCUS_TRAINING_TIMESTEPS) when "
+        "`timesteps` is not given.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        confirmed = attrs.pop("confirm", False)
+        if "timesteps" not in attrs and not confirmed:
+            default = settings.LOCUS_TRAINING_TIMESTEPS
+            raise serializers.ValidationError(
+                {
+                    "timesteps": [
+                        f'Give a budget, or send "confirm": true to run the default of '
+                        f"{default:,} steps."
+                    ]
+                }
+            )
+        return attrs

@@ -52,7 +52,9 @@ def trace_path(name: str | None) -> str:
 class PolicyVersionViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
 ):
-    queryset = PolicyVersion.objects.all()
+    queryset = PolicyVersion.objects.select_related(
+        "registered_by", "approved_by", "registered_by_person", "approved_by_person"
+    )
     serializer_class = s.PolicyVersionSerializer
     access = READ | {
         a: ADMINS

@@ -1224,6 +1224,8 @@ export interface components {
             readonly id: number;
             name: string;
             role: components["schemas"]["RoleFccEnum"];
+            /** @description The person the key acts for; null only for keys made by the CLI. */
+            readonly owner: string | null;
             /** @description Public id inside the key. */
             readonly prefix: string;
             /** Format: date-time */
@@ -1312,6 +1314,8 @@ export interface components {
             /** Format: int64 */
             max_output_tokens: number;
             session_id?: string;
+            /** @description Who asked: `key:NAME` or a username. Only it may report the outcome. */
+            decided_by?: string;
             node: string;
             node_site: string;
             fallbacks?: unknown;
@@ -1343,6 +1347,8 @@ export interface components {
             readonly id: number;
             name: string;
             role: components["schemas"]["RoleFccEnum"];
+            /** @description The person the key acts for; null only for keys made by the CLI. */
+            readonly owner: string | null;
             /** @description Public id inside the key. */
             readonly prefix: string;
             /** Format: date-time */
@@ -1969,10 +1975,14 @@ export interface components {
             canary_share?: number;
             /** @description A username, `key:NAME` for an API key, or null when the system registered it. */
             readonly registered_by: string | null;
+            /** @description The person behind the registrant (a key's owner); null for the system and keys without a person. Approval needs another person. */
+            readonly registered_by_person: string | null;
             /** Format: date-time */
             readonly registered_at: string;
             /** @description A username or `key:NAME`; null until approved. */
             readonly approved_by: string | null;
+            /** @description The person behind the approver. When no person registered the version, another person than this one must canary or promote it. */
+            readonly approved_by_person: string | null;
             /** Format: date-time */
             approved_at?: string | null;
             /** Format: date-time */
@@ -2158,11 +2168,22 @@ export interface components {
             /** Format: date-time */
             finished_at?: string | null;
         };
+        /**
+         * @description A run's budget is never implied: `{}` once started a 500,000-step run that holds the
+         *     jobs worker for many minutes (issue 13). Give `timesteps`, or `confirm: true` to accept
+         *     the server's default (LOCUS_TRAINING_TIMESTEPS).
+         */
         TrainingRunRequestRequest: {
             trace?: string;
+            /** @description PPO steps. Required unless `confirm` is true. */
             timesteps?: number;
             /** @default 0 */
             seed?: number;
+            /**
+             * @description True to run the server's default budget (LOCUS_TRAINING_TIMESTEPS) when `timesteps` is not given.
+             * @default false
+             */
+            confirm?: boolean;
         };
         TransitionRequestRequest: {
             /** @description Why; required and kept in the audit trail. */

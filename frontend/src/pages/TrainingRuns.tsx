@@ -15,14 +15,16 @@ import { useLiveEvent } from "../live/context";
 import { applyProgress, flattenFigures } from "../training/runs";
 
 function StartForm({ onStarted }: { onStarted: (run: TrainingRun) => void }) {
-  const [timesteps, setTimesteps] = useState("");
+  // The API needs an explicit budget (an empty body once started a 500,000-step run):
+  // the form proposes the demo's budget and sends whatever the admin leaves there.
+  const [timesteps, setTimesteps] = useState("50000");
   const [seed, setSeed] = useState("0");
   const [trace, setTrace] = useState("");
   const state = useSubmit(
     () =>
       startTrainingRun({
         seed: Number(seed),
-        ...(timesteps ? { timesteps: Number(timesteps) } : {}),
+        timesteps: Number(timesteps),
         ...(trace ? { trace } : {}),
       }),
     onStarted,
@@ -40,8 +42,8 @@ function StartForm({ onStarted }: { onStarted: (run: TrainingRun) => void }) {
       }
     >
       <label className="field">
-        <span>Timesteps</span>
-        <input type="number" min={256} placeholder="server default" value={timesteps} onChange={(e) => setTimesteps(e.target.value)} />
+        <span>Timesteps (the run’s budget)</span>
+        <input type="number" min={256} max={5000000} required value={timesteps} onChange={(e) => setTimesteps(e.target.value)} />
       </label>
       <label className="field">
         <span>Seed</span>

@@ -3,10 +3,10 @@ import { useState } from "react";
 import { evaluatePolicy, policyAction, type PolicyAction } from "../api/ops";
 import type { PolicyVersion } from "../api/types";
 import { ErrorBanner } from "../components/ErrorBanner";
-import { ACTION_FROM, ACTION_LABELS, canEvaluate } from "./actions";
+import { ACTION_FROM, ACTION_LABELS, canEvaluate, fourEyesRule } from "./actions";
 
 const HINTS: Record<PolicyAction, string> = {
-  approve: "Needs a succeeded evaluation and an admin other than the registrant.",
+  approve: "Needs a succeeded evaluation and a person other than the registrant (their keys count as them).",
   shadow: "Score every live request with this version too, without acting on it.",
   canary: "Serve the canary share of live traffic (sticky per session) with this version.",
   promote: "Make this version active; the active one retires.",
@@ -49,6 +49,9 @@ export function ActionsPanel({ version, onChanged }: {
   return (
     <section className="panel" data-testid="policy-actions" aria-label="Rollout actions">
       <h2>Rollout actions</h2>
+      <p className="small muted" data-testid="four-eyes">
+        {fourEyesRule(version)}
+      </p>
       <div className="form-grid compact">
         <label className="field wide">
           <span>Reason (required; recorded in the audit trail)</span>

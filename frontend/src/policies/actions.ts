@@ -2,7 +2,7 @@
 // only the actions a version's state allows (the server refuses others with 409).
 
 import type { PolicyAction } from "../api/ops";
-import type { PolicyState } from "../api/types";
+import type { PolicyState, PolicyVersion } from "../api/types";
 
 export const ACTION_FROM: Record<PolicyAction, readonly PolicyState[]> = {
   approve: ["candidate"],
@@ -41,3 +41,29 @@ export const HEURISTICS = [
   "round-robin",
   "random",
 ] as const;
+
+/**
+ * The four-eyes rule for this version, in one line (console/policies/four_eyes.py): who
+ * registered and approved it, and which person must take the next step. People, not
+ * identities, count: a person's API keys are that person.
+ */
+export function fourEyesRule(version: PolicyVersion): string {
+  const registrant = version.registered_by || "system";
+  const registrantPerson = version.registered_by_person;
+  const by = registrantPerson && registrantPerson !== registrant ? `${registrant} (for ${registrantPerson})` : registrant;
+  const state = version.state ?? "candidate";
+  if (state === "candidate") {
+    return registrantPerson
+      ? `Registered by ${by}; a person other than ${registrantPerson} must approve it.`
+      : `Registered by ${by}, not a person; an admin must approve it and another person canary or promote it.`;
+  }
+  if (state === "retired") return `Registered by ${by}; retired.`;
+  const approverPerson = version.approved_by_person;
+  const approved = version.approved_by
+    ? `approved by ${version.approved_by}${approverPerson && approverPerson !== version.approved_by ? ` (for ${approverPerson})` : ""}`
+    : "not approved through the console";
+  if (!registrantPerson && approverPerson) {
+    return `Registered by ${by}, ${approved}; a person other than ${approverPerson} must canary or promote it.`;
+  }
+  return `Registered by ${by}, ${approved}; any admin with a person behind them may take the next step.`;
+}

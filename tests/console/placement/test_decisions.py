@@ -328,3 +328,21 @@ def test_placement_fields_are_not_coerced(
         "/api/v1/placements", {**INTERACTIVE, field: value}, format="json"
     )
     assert response.status_code == 400 and field in response.json()["errors"]
+
+
+def test_only_the_identity_that_asked_may_report_the_outcome(
+    example_engine: Any, client_for: Any
+) -> None:
+    """Another key could otherwise trip any node's breaker with decisions it never made; it
+    learns nothing either (404, as for an unknown decision), in memory or after a restart."""
+    owner, intruder = client_for("service"), client_for("service")
+    decision_id = owner.post("/api/v1/placements", INTERACTIVE, format="json").json()["decision_id"]
+    url = f"/api/v1/placements/{decision_id}/outcome"
+    for _ in range(2):
+        refused = intruder.post(url, {"ok": False}, format="json")
+        assert refused.status_code == 404, refused.content
+        assert refused.json()["message"] == f"No decision {decision_id!r}."
+        example_engine.recorder.flush()
+        example_engine._recent.clear()  # the second round: only the database knows
+    assert DecisionRecord.objects.get(pk=decision_id).ok is None
+    assert owner.post(url, {"ok": True}, format="json").status_code == 200

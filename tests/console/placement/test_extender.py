@@ -296,3 +296,23 @@ def test_a_nul_character_anywhere_is_refused_naming_its_path(mixed_fleet: Any) -
     response = _post_raw("/extender/prioritize", {"Pod": POD, "NodeNames": ["muc-l4-1", "a\x00"]})
     assert response.status_code == 400
     assert "NUL" in response.json()["errors"]["NodeNames"]["1"][0]
+
+
+@pytest.mark.parametrize("verb", ["filter", "prioritize"])
+def test_with_a_token_set_the_extender_answers_only_callers_that_send_it(
+    mixed_fleet: Any, settings: Any, client_for: Any, verb: str
+) -> None:
+    settings.LOCUS_EXTENDER_TOKEN = "s3cret-token"
+    body = json.dumps({"Pod": POD, "NodeNames": K8S_NODES})
+    path = f"/extender/{verb}"
+    for header in (None, "Bearer wrong", "s3cret-token", "Basic s3cret-token"):
+        extra = {"HTTP_AUTHORIZATION": header} if header else {}
+        refused = Client().post(path, body, content_type="application/json", **extra)
+        assert refused.status_code == 401, header
+    # Not even a service key stands in for the token: it is the extender's one credential.
+    service = client_for("service")
+    assert service.post(path, body, content_type="application/json").status_code == 401
+    ok = Client().post(
+        path, body, content_type="application/json", HTTP_AUTHORIZATION="Bearer s3cret-token"
+    )
+    assert ok.status_code == 200, ok.content

@@ -114,7 +114,7 @@ def test_errors_have_the_api_shape(example_engine: Any) -> None:
 def test_an_unexpected_error_is_a_logged_json_500(
     example_engine: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken(data: Any) -> Any:
+    def broken(data: Any, caller: str) -> Any:
         raise RuntimeError("engine bug")
 
     monkeypatch.setitem(ROUTES, "/api/v1/placements", broken)
@@ -169,9 +169,9 @@ def test_long_batches_leave_the_loop(example_engine: Any, monkeypatch: pytest.Mo
     """Batches up to INLINE_BATCH_MAX are decided on the loop, longer ones in a thread."""
     threads: list[str] = []
 
-    def recording(data: Any) -> Any:
+    def recording(data: Any, caller: str) -> Any:
         threads.append(threading.current_thread().name)
-        return decide_batch(data)
+        return decide_batch(data, caller)
 
     monkeypatch.setitem(ROUTES, "/api/v1/placements:batch", recording)
     monkeypatch.setattr("console.placement.fastpath.INLINE_BATCH_MAX", 2)
@@ -199,3 +199,32 @@ def test_a_nul_character_is_refused_naming_the_field(example_engine: Any) -> Non
     assert status == 200  # an escaped backslash is text, not a NUL
     example_engine.recorder.flush()
     assert example_engine.recorder.stats.written == 1
+
+
+def test_a_decision_on_the_fast_path_belongs_to_its_key(example_engine: Any) -> None:
+    """Decided on the loop, recorded with the key's identity, so only that key (through
+    Django, like every outcome) may report what happened."""
+    from rest_framework.test import APIClient
+
+    from console.placement.models import DecisionRecord
+
+    owner = _warm_key()
+    status, single = _call(DecisionFastPath(Fallback()), "/api/v1/placements", REQUEST, owner)
+    assert status == 200
+    status, batch = _call(
+        DecisionFastPath(Fallback()), "/api/v1/placements:batch", {"requests": [REQUEST]}, owner
+    )
+    assert status == 200
+    example_engine.recorder.flush()
+    ids = [single["decision_id"], batch["decisions"][0]["decision_id"]]
+    assert set(DecisionRecord.objects.filter(pk__in=ids).values_list("decided_by", flat=True)) == {
+        "key:fast-service"
+    }
+    other = APIClient()
+    other.credentials(HTTP_AUTHORIZATION=f"Bearer {_warm_key('operator')}")
+    for decision_id in ids:
+        url = f"/api/v1/placements/{decision_id}/outcome"
+        assert other.post(url, {"ok": False}, format="json").status_code == 404
+    mine = APIClient()
+    mine.credentials(HTTP_AUTHORIZATION=f"Bearer {owner}")
+    assert mine.post(url, {"ok": True}, format="json").status_code == 200

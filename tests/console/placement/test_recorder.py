@@ -30,6 +30,7 @@ def _row(decision_id: str, **extra: Any) -> dict[str, Any]:
         "prompt_tokens": 900,
         "max_output_tokens": 100,
         "session_id": "s-1",
+        "decided_by": "key:router-1",
         "node": "muc-l4-1",
         "node_site": "muc-edge",
         "fallbacks": ["fra-h100-1", "use-h100-1"],

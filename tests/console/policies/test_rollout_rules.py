@@ -13,14 +13,15 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
+from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from console.access.identity import Identity
 from console.access.services import api_key_create
 from console.api.errors import ApplicationError
 from console.placement.engine.runtime import runtime
+from console.policies.four_eyes import check_people
 from console.policies.models import PolicyEvaluation, PolicyTransition, PolicyVersion, TrainingRun
-from console.policies.services import _check_approvable
 from tests.console.policies.test_rollout import Admins, _act, _approved, _evaluated, _register
 
 pytestmark = pytest.mark.django_db
@@ -34,8 +35,10 @@ def admins(fleet: Any, django_capture_on_commit_callbacks: Any) -> Admins:
     return Admins(django_capture_on_commit_callbacks)
 
 
-def _key_client(name: str, role: str = "admin") -> tuple[APIClient, int]:
-    issued = api_key_create(name=name, role=role)
+def _key_client(name: str, role: str = "admin", owner: str | None = None) -> tuple[APIClient, int]:
+    """A client sending a new key; `owner` names the person it acts for (None: nobody)."""
+    person = User.objects.get(username=owner) if owner else None
+    issued = api_key_create(name=name, role=role, owner=person)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.secret}")
     return client, issued.api_key.pk
@@ -55,7 +58,7 @@ def _trail(pk: int) -> list[tuple[str, str, str]]:
 def test_a_key_registers_under_its_own_name_and_may_not_approve_its_own_version(
     admins: Admins,
 ) -> None:
-    ci, ci_id = _key_client("ci")
+    ci, ci_id = _key_client("ci", owner="alice")
     body = _register(ci)
     pk = body["id"]
     assert body["registered_by"] == "key:ci"
@@ -82,7 +85,7 @@ def test_a_key_registers_under_its_own_name_and_may_not_approve_its_own_version(
 
 
 def test_an_admin_key_approves_and_acts_under_its_name(admins: Admins) -> None:
-    ops, ops_id = _key_client("ops")
+    ops, ops_id = _key_client("ops", owner="bob")
     pk = _evaluated(admins)  # registered by alice
     approved = _act(ops, pk, "approve", reason="release train 12")
     assert approved.status_code == 200, approved.content
@@ -102,8 +105,13 @@ def test_a_deleted_registrant_key_still_counts_for_four_eyes(admins: Admins) -> 
     ci, ci_id = _key_client("ci")
     pk = _register(ci)["id"]
     PolicyVersion.objects.filter(pk=pk).update(registered_by_key=None)  # as if deleted
+    someone = User.objects.get(username="bob").pk
     with pytest.raises(ApplicationError) as refused:
-        _check_approvable(PolicyVersion.objects.get(pk=pk), Identity("key:ci", key_id=ci_id))
+        check_people(
+            PolicyVersion.objects.get(pk=pk),
+            "approve",
+            Identity("key:ci", key_id=ci_id, person_id=someone),
+        )
     assert refused.value.status_code == 403
 
 
