@@ -1413,6 +1413,8 @@ export interface components {
             labels?: unknown;
             /** @description Exporter /metrics URLs scraped on a schedule. */
             exporter_urls?: unknown;
+            /** @description Serving endpoint ip:port a gateway routes this node's requests to. */
+            address?: string;
             /** Format: double */
             readonly kv_capacity_gib: number;
         };
@@ -1434,6 +1436,8 @@ export interface components {
             labels?: unknown;
             /** @description Exporter /metrics URLs scraped on a schedule. */
             exporter_urls?: unknown;
+            /** @description Serving endpoint ip:port a gateway routes this node's requests to. */
+            address?: string;
         };
         /**
          * @description * `mixed` - Mixed (prefill and decode)
@@ -1729,6 +1733,8 @@ export interface components {
             labels?: unknown;
             /** @description Exporter /metrics URLs scraped on a schedule. */
             exporter_urls?: unknown;
+            /** @description Serving endpoint ip:port a gateway routes this node's requests to. */
+            address?: string;
         };
         PatchedProfileRequest: {
             model?: string;
