@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "console.placement",
     "console.policies",
     "console.demo",
+    "console.gateway",
     "console.web",
     "telemetry",
 ]
@@ -302,6 +303,16 @@ LOCUS_BREAKER: dict[str, float] = {
 # kube-scheduler's extender protocol cannot send a bearer token: inside a cluster, protect
 # /extender/ with a NetworkPolicy, or set this to false and front it with a proxy that adds one.
 LOCUS_EXTENDER_ALLOW_ANONYMOUS: bool = env.bool("LOCUS_EXTENDER_ALLOW_ANONYMOUS", default=True)
+
+# -- the Envoy endpoint picker (console.gateway, docs/gateway.md) ------------------------------
+# llm-d's ports: 9002 ext_proc, 9003 gRPC health.
+LOCUS_PICKER_HOST: str = env.str("LOCUS_PICKER_HOST", default="127.0.0.1")
+LOCUS_PICKER_PORT: int = env.int("LOCUS_PICKER_PORT", default=9002)
+LOCUS_PICKER_HEALTH_PORT: int = env.int("LOCUS_PICKER_HEALTH_PORT", default=9003)
+LOCUS_PICKER_SOURCE: str = env.str("LOCUS_PICKER_SOURCE", default="")
+LOCUS_PICKER_MAX_BODY_BYTES: int = env.int("LOCUS_PICKER_MAX_BODY_BYTES", default=16 * 1024 * 1024)
+# Shed (429) when every endpoint for the model has at least this many queued requests; 0: never.
+LOCUS_PICKER_SHED_QUEUE_DEPTH: int = env.int("LOCUS_PICKER_SHED_QUEUE_DEPTH", default=0)
 
 # -- policies: evaluations and canaries (console.policies) -------------------------------------
 LOCUS_TRACES_DIR = Path(

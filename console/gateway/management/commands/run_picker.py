@@ -1,0 +1,60 @@
+"""`manage.py run_picker`: the Envoy ext_proc endpoint picker (docs/gateway.md)."""
+
+from __future__ import annotations
+
+import signal
+from types import FrameType
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from console.gateway.server import PickerServer
+from console.inventory.models import Source
+
+
+class Command(BaseCommand):
+    help = (
+        "Serve the Gateway API Inference Extension's endpoint picker protocol (Envoy "
+        "ext_proc) on --port, and gRPC health on --health-port."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--port", type=int, default=settings.LOCUS_PICKER_PORT)
+        parser.add_argument("--health-port", type=int, default=settings.LOCUS_PICKER_HEALTH_PORT)
+        parser.add_argument(
+            "--source",
+            default=settings.LOCUS_PICKER_SOURCE or None,
+            help="The request source this gateway serves (a header x-locus-source overrides).",
+        )
+        parser.add_argument("--host", default=settings.LOCUS_PICKER_HOST)
+
+    def handle(
+        self, *args: Any, port: int, health_port: int, source: str | None, host: str, **_: Any
+    ) -> None:
+        for name, value in (("--port", port), ("--health-port", health_port)):
+            if not 0 <= value < 65536:
+                raise CommandError(f"{name} {value}: not a TCP port (0-65535)")
+        if port == health_port and port != 0:
+            raise CommandError(f"--port and --health-port are both {port}")
+        if source is not None and not Source.objects.filter(name=source).exists():
+            raise CommandError(f"--source {source!r}: no such request source in the inventory")
+        try:
+            server = PickerServer(port=port, health_port=health_port, source=source, host=host)
+            server.start()
+        except RuntimeError as exc:  # grpc: the address is in use or cannot be bound
+            raise CommandError(f"cannot listen on {host}:{port}/{health_port}: {exc}") from exc
+        self.stdout.write(
+            f"picker: ext_proc on {host}:{server.bound_port}, "
+            f"health on {host}:{server.bound_health_port}, source {source or '(per request)'}",
+        )
+        self.stdout.flush()
+
+        def stop(signum: int, frame: FrameType | None) -> None:
+            server.stop()
+
+        signal.signal(signal.SIGTERM, stop)
+        try:
+            server.wait()
+        except KeyboardInterrupt:
+            server.stop()
