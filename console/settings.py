@@ -311,6 +311,9 @@ LOCUS_PICKER_PORT: int = env.int("LOCUS_PICKER_PORT", default=9002)
 LOCUS_PICKER_HEALTH_PORT: int = env.int("LOCUS_PICKER_HEALTH_PORT", default=9003)
 LOCUS_PICKER_SOURCE: str = env.str("LOCUS_PICKER_SOURCE", default="")
 LOCUS_PICKER_MAX_BODY_BYTES: int = env.int("LOCUS_PICKER_MAX_BODY_BYTES", default=16 * 1024 * 1024)
+# Endpoints per answer, the pick first (0: the pick and every fallback). Envoy's ORIGINAL_DST
+# cluster reads one ip:port from the header: give it 1.
+LOCUS_PICKER_ENDPOINTS: int = env.int("LOCUS_PICKER_ENDPOINTS", default=0)
 # Shed (429) when every endpoint for the model has at least this many queued requests; 0: never.
 LOCUS_PICKER_SHED_QUEUE_DEPTH: int = env.int("LOCUS_PICKER_SHED_QUEUE_DEPTH", default=0)
 

@@ -212,7 +212,10 @@ class PickerStream:
             reasons = {**dict(sorted(decision.rejected.items())), **unknown}
             raise Refused(503, "No endpoint may serve this request.", reasons=reasons)
         self.decision_id = decision.decision_id
-        self.nodes = [decision.node, *decision.fallbacks]
+        # LOCUS_PICKER_ENDPOINTS caps the answer (1 for a plain ORIGINAL_DST cluster, which
+        # reads a single ip:port; docs/gateway.md, "Envoy"); header and metadata stay equal.
+        limit = settings.LOCUS_PICKER_ENDPOINTS or None
+        self.nodes = [decision.node, *decision.fallbacks][:limit]
         self.endpoints = [by_node[n] for n in self.nodes]
         extra = {DECISION_HEADER: decision.decision_id}
         if call.rewritten:
@@ -275,12 +278,33 @@ def _status(headers: dict[str, str]) -> int:
 
 def _eligible(subset: Any, by_address: dict[str, str]) -> tuple[frozenset[str], dict[str, str]]:
     """Nodes the gateway can route to (those with an address), within the subset hint when
-    Envoy sends one; subset endpoints Locus does not know, with a reason."""
+    Envoy sends one; subset endpoints Locus does not know, with a reason.
+
+    As the reference picker reads it (gateway-api-inference-extension
+    `pkg/lwepp/handlers/request.go`): a list of strings or one string, each possibly
+    comma-separated, and an entry without a port matches every endpoint of that IP."""
     if subset is None:
         return frozenset(by_address.values()), {}
-    wanted = [a for a in subset if isinstance(a, str)] if isinstance(subset, list) else []
-    among = frozenset(by_address[a] for a in wanted if a in by_address)
-    return among, {a: "unknown_endpoint" for a in wanted if a not in by_address}
+    entries = subset if isinstance(subset, list) else [subset]
+    wanted = [
+        piece.strip()
+        for entry in entries
+        if isinstance(entry, str)
+        for piece in entry.split(",")
+        if piece.strip()
+    ]
+    among: set[str] = set()
+    unknown: dict[str, str] = {}
+    for entry in wanted:
+        if entry in by_address:
+            among.add(by_address[entry])
+            continue
+        hosts = [n for a, n in by_address.items() if a.rpartition(":")[0] == entry]
+        if hosts:
+            among.update(hosts)
+        else:
+            unknown[entry] = "unknown_endpoint"
+    return frozenset(among), unknown
 
 
 def _shed_if_saturated(rt: Runtime, snap: Snapshot, body: DecisionInput) -> None:

@@ -248,3 +248,26 @@ def test_a_client_cannot_choose_its_own_endpoint(envoy: Envoy, addresses: dict[s
     )
     assert option.append_action == option.OVERWRITE_IF_EXISTS_OR_ADD
     assert addresses["use-h100-1"] not in endpoints_of(headers)[0]
+
+
+def test_a_subset_may_be_one_comma_separated_string_or_bare_ips(
+    envoy: Envoy, addresses: dict[str, str]
+) -> None:
+    bare_ip = addresses["fra-h100-4"].rpartition(":")[0]
+    stream = envoy()
+    stream.send(
+        request_headers(subset=f"{addresses['fra-h100-1']}, {bare_ip}"),  # type: ignore[arg-type]
+        request_body(_body(), end_of_stream=True),
+    )
+    header, _ = endpoints_of(stream.recv(2)[0])
+    assert sorted(_nodes(header, addresses)) == ["fra-h100-1", "fra-h100-4"]
+
+
+def test_the_answer_can_be_capped_to_the_pick_alone(
+    envoy: Envoy, settings: Any, addresses: dict[str, str]
+) -> None:
+    settings.LOCUS_PICKER_ENDPOINTS = 1  # for Envoy's ORIGINAL_DST, which reads one ip:port
+    stream = envoy()
+    stream.send(request_headers(), request_body(_body(), end_of_stream=True))
+    header, metadata = endpoints_of(stream.recv(2)[0])
+    assert header == metadata and len(header) == 1
