@@ -7,19 +7,22 @@ import threading
 
 from optimizer.topology import Topology
 
-_cache: tuple[Topology, dict[str, str], dict[str, str]] | None = None
+_cache: tuple[Topology, dict[str, str], dict[str, str], frozenset[str]] | None = None
 _lock = threading.Lock()
 
 
-def endpoint_map(topology: Topology) -> tuple[dict[str, str], dict[str, str]]:
-    """(address -> node name, node name -> address) for the nodes with an address; built
-    once per topology (a snapshot keeps its topology until the inventory changes)."""
+def endpoint_map(
+    topology: Topology,
+) -> tuple[dict[str, str], dict[str, str], frozenset[str]]:
+    """(address -> node name, node name -> address, the routable nodes) for the nodes with an
+    address; built once per topology (a snapshot keeps its topology until the inventory
+    changes)."""
     global _cache
     cached = _cache
     if cached is not None and cached[0] is topology:
-        return cached[1], cached[2]
+        return cached[1], cached[2], cached[3]
     by_node = {n.name: n.address for n in topology.nodes if n.address is not None}
     by_address = {address: name for name, address in by_node.items()}
     with _lock:
-        _cache = (topology, by_address, by_node)
-    return by_address, by_node
+        _cache = (topology, by_address, by_node, frozenset(by_node))
+    return by_address, by_node, frozenset(by_node)

@@ -183,8 +183,10 @@ class PickerStream:
             )
         except BadBody as exc:
             raise Refused(400, "The request body cannot be placed.", errors=exc.errors) from None
-        by_address, by_node = endpoint_map(snap.topology)
-        among, unknown = _eligible(self.subset, by_address)
+        by_address, by_node, routable = endpoint_map(snap.topology)
+        among, unknown = (
+            (routable, {}) if self.subset is None else _eligible(self.subset, by_address)
+        )
         source = self.headers.get(SOURCE_HEADER) or self.default_source
         if source is None:
             raise Refused(
@@ -277,14 +279,12 @@ def _status(headers: dict[str, str]) -> int:
 
 
 def _eligible(subset: Any, by_address: dict[str, str]) -> tuple[frozenset[str], dict[str, str]]:
-    """Nodes the gateway can route to (those with an address), within the subset hint when
-    Envoy sends one; subset endpoints Locus does not know, with a reason.
+    """The routable nodes within the subset hint Envoy sent, and the subset's endpoints Locus
+    does not know, with a reason.
 
     As the reference picker reads it (gateway-api-inference-extension
     `pkg/lwepp/handlers/request.go`): a list of strings or one string, each possibly
     comma-separated, and an entry without a port matches every endpoint of that IP."""
-    if subset is None:
-        return frozenset(by_address.values()), {}
     entries = subset if isinstance(subset, list) else [subset]
     wanted = [
         piece.strip()
