@@ -86,3 +86,14 @@ def test_a_picker_without_a_snapshot_answers_503_not_silence(engine_settings: An
 def test_run_picker_refuses_bad_arguments(args: list[str], message: str) -> None:
     with pytest.raises(CommandError, match=message):
         call_command("run_picker", *args)
+
+
+def test_run_picker_names_a_port_in_use(engine_settings: Any) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(CommandError, match=f"cannot listen on 127.0.0.1:{port}"):
+            call_command("run_picker", "--port", str(port), "--health-port", "0")

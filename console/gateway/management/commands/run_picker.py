@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from console.gateway.server import PickerServer
 from console.inventory.models import Source
+from console.placement.engine.runtime import runtime
 
 
 class Command(BaseCommand):
@@ -58,3 +59,5 @@ class Command(BaseCommand):
             server.wait()
         except KeyboardInterrupt:
             server.stop()
+        # Write what the recorder still holds: nothing the picker decided is lost on exit.
+        runtime().recorder.stop(timeout=10.0)
