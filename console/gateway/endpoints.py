@@ -4,6 +4,7 @@ nodes"): a node is routable by the picker once it has an `address`."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from optimizer.topology import Topology
 
@@ -26,3 +27,32 @@ def endpoint_map(
     with _lock:
         _cache = (topology, by_address, by_node, frozenset(by_node))
     return by_address, by_node, frozenset(by_node)
+
+
+def within_subset(subset: Any, by_address: dict[str, str]) -> tuple[frozenset[str], dict[str, str]]:
+    """The routable nodes within the subset hint Envoy sent, and the subset's endpoints Locus
+    does not know, with a reason.
+
+    As the reference picker reads it (gateway-api-inference-extension
+    `pkg/lwepp/handlers/request.go`): a list of strings or one string, each possibly
+    comma-separated, and an entry without a port matches every endpoint of that IP."""
+    entries = subset if isinstance(subset, list) else [subset]
+    wanted = [
+        piece.strip()
+        for entry in entries
+        if isinstance(entry, str)
+        for piece in entry.split(",")
+        if piece.strip()
+    ]
+    among: set[str] = set()
+    unknown: dict[str, str] = {}
+    for entry in wanted:
+        if entry in by_address:
+            among.add(by_address[entry])
+            continue
+        hosts = [n for a, n in by_address.items() if a.rpartition(":")[0] == entry]
+        if hosts:
+            among.update(hosts)
+        else:
+            unknown[entry] = "unknown_endpoint"
+    return frozenset(among), unknown

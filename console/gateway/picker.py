@@ -27,7 +27,7 @@ from django.conf import settings
 from envoy.service.ext_proc.v3 import external_processor_pb2 as ep
 
 from console.gateway import envoy
-from console.gateway.endpoints import endpoint_map
+from console.gateway.endpoints import endpoint_map, within_subset
 from console.gateway.openai import PATHS, BadBody, parse_openai
 from console.placement.engine.core import DecisionInput, UnknownName
 from console.placement.engine.runtime import Runtime, runtime
@@ -177,6 +177,8 @@ class PickerStream:
         if snap is None:
             raise Refused(503, "The endpoint picker has no inventory snapshot yet.")
         path = self.headers.get(":path", "").partition("?")[0]
+        if path not in PATHS:  # a body before any request headers
+            raise Refused(400, "The request headers must come before the body.")
         try:
             call = parse_openai(
                 path, b"".join(self.chunks), model_rewrite=self.headers.get(REWRITE_HEADER)
@@ -185,7 +187,7 @@ class PickerStream:
             raise Refused(400, "The request body cannot be placed.", errors=exc.errors) from None
         by_address, by_node, routable = endpoint_map(snap.topology)
         among, unknown = (
-            (routable, {}) if self.subset is None else _eligible(self.subset, by_address)
+            (routable, {}) if self.subset is None else within_subset(self.subset, by_address)
         )
         source = self.headers.get(SOURCE_HEADER) or self.default_source
         if source is None:
@@ -276,35 +278,6 @@ def _status(headers: dict[str, str]) -> int:
         return int(headers.get(":status", "0"))
     except ValueError:
         return 0
-
-
-def _eligible(subset: Any, by_address: dict[str, str]) -> tuple[frozenset[str], dict[str, str]]:
-    """The routable nodes within the subset hint Envoy sent, and the subset's endpoints Locus
-    does not know, with a reason.
-
-    As the reference picker reads it (gateway-api-inference-extension
-    `pkg/lwepp/handlers/request.go`): a list of strings or one string, each possibly
-    comma-separated, and an entry without a port matches every endpoint of that IP."""
-    entries = subset if isinstance(subset, list) else [subset]
-    wanted = [
-        piece.strip()
-        for entry in entries
-        if isinstance(entry, str)
-        for piece in entry.split(",")
-        if piece.strip()
-    ]
-    among: set[str] = set()
-    unknown: dict[str, str] = {}
-    for entry in wanted:
-        if entry in by_address:
-            among.add(by_address[entry])
-            continue
-        hosts = [n for a, n in by_address.items() if a.rpartition(":")[0] == entry]
-        if hosts:
-            among.update(hosts)
-        else:
-            unknown[entry] = "unknown_endpoint"
-    return frozenset(among), unknown
 
 
 def _shed_if_saturated(rt: Runtime, snap: Snapshot, body: DecisionInput) -> None:

@@ -271,3 +271,9 @@ def test_the_answer_can_be_capped_to_the_pick_alone(
     stream.send(request_headers(), request_body(_body(), end_of_stream=True))
     header, metadata = endpoints_of(stream.recv(2)[0])
     assert header == metadata and len(header) == 1
+
+
+def test_a_body_before_any_headers_is_a_400(envoy: Envoy) -> None:
+    stream = envoy()
+    stream.send(request_body(_body(), end_of_stream=True))
+    assert immediate(stream.recv()[0])[0] == 400
