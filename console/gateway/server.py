@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from django.db import connections
 from envoy.service.ext_proc.v3 import external_processor_pb2 as ep
 from envoy.service.ext_proc.v3 import external_processor_pb2_grpc as ep_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio
 
-from console.dbutil import release_connections
 from console.gateway.picker import PickerStream
 from console.placement.engine.runtime import runtime
 
@@ -129,11 +129,12 @@ class PickerServer:
 
 def _start_engine() -> None:
     """Load the first snapshot and start the engine's refresh and recorder threads (database
-    work: never on the loop)."""
+    work: never on the loop). This thread ends here: its connections are closed, not left
+    to linger until garbage collection."""
     try:
         runtime().ensure_started()
     finally:
-        release_connections()
+        connections.close_all()
 
 
 async def _follow_readiness(health: Any) -> None:
