@@ -28,6 +28,7 @@ from envoy.service.ext_proc.v3 import external_processor_pb2 as ep
 
 from console.gateway import envoy
 from console.gateway.endpoints import endpoint_map, within_subset
+from console.gateway.metrics import PICKER_SECONDS
 from console.gateway.openai import PATHS, BadBody, parse_openai
 from console.placement.engine.core import DecisionInput, UnknownName
 from console.placement.engine.runtime import Runtime, runtime
@@ -172,6 +173,10 @@ class PickerStream:
         self.chunks.append(chunk)
 
     def _pick(self, *, end_of_stream: bool) -> list[Any]:
+        with PICKER_SECONDS.time():
+            return self._decide(end_of_stream=end_of_stream)
+
+    def _decide(self, *, end_of_stream: bool) -> list[Any]:
         rt = runtime()
         snap = rt.engine.snapshot
         if snap is None:

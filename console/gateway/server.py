@@ -26,6 +26,7 @@ from envoy.service.ext_proc.v3 import external_processor_pb2_grpc as ep_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio
 
+from console.gateway.metrics import serve_metrics
 from console.gateway.picker import PickerStream
 from console.placement.engine.runtime import runtime
 
@@ -63,6 +64,7 @@ class PickerServer:
     health_port: int
     source: str | None = None
     host: str = "[::]"
+    metrics_port: int | None = None
     bound_port: int = 0
     bound_health_port: int = 0
     _loop: asyncio.AbstractEventLoop | None = None
@@ -70,8 +72,13 @@ class PickerServer:
     _started: threading.Event = field(default_factory=threading.Event)
     _stop: asyncio.Event | None = None
     _error: BaseException | None = None
+    _metrics: Any = None
+    bound_metrics_port: int = 0
 
     def start(self) -> PickerServer:
+        if self.metrics_port is not None:
+            self._metrics = serve_metrics(self.host.strip("[]"), self.metrics_port)
+            self.bound_metrics_port = int(self._metrics.server_port)
         threading.Thread(target=_start_engine, name="locus-picker-engine", daemon=True).start()
         self._thread = threading.Thread(target=self._run, name="locus-picker", daemon=True)
         self._thread.start()
@@ -81,6 +88,9 @@ class PickerServer:
         return self
 
     def stop(self) -> None:
+        if self._metrics is not None:
+            self._metrics.shutdown()
+            self._metrics.server_close()
         if self._loop is not None and self._stop is not None:
             self._loop.call_soon_threadsafe(self._stop.set)
         if self._thread is not None:

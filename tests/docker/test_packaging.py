@@ -179,7 +179,7 @@ def test_the_picker_service_publishes_ext_proc_and_probes_readiness() -> None:
     assert picker["command"] == ["picker"]
     assert picker["ports"] == ["${LOCUS_PICKER_PORT:-9002}:9002"]
     assert picker["healthcheck"]["test"] == ["CMD", "locus-entrypoint", "picker-probe"]
-    assert re.search(r"^EXPOSE 8000 9002 9003$", (DOCKER / "Dockerfile").read_text(), re.M)
+    assert re.search(r"^EXPOSE 8000 9002 9003 9090$", (DOCKER / "Dockerfile").read_text(), re.M)
 
 
 @pytest.mark.django_db

@@ -165,7 +165,7 @@ def test_the_pool_points_at_the_pickers_service_and_ports() -> None:
     assert container["args"] == ["picker"]
     assert container["readinessProbe"]["grpc"] == {"port": 9003, "service": "readiness"}
     assert container["livenessProbe"]["grpc"] == {"port": 9003, "service": "liveness"}
-    assert {p["containerPort"] for p in container["ports"]} == {9002, 9003}
+    assert {p["containerPort"] for p in container["ports"]} == {9002, 9003, 9090}
 
 
 def test_the_shipped_schemas_are_the_documented_files() -> None:

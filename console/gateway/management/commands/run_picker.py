@@ -29,25 +29,51 @@ class Command(BaseCommand):
             help="The request source this gateway serves (a header x-locus-source overrides).",
         )
         parser.add_argument("--host", default=settings.LOCUS_PICKER_HOST)
+        parser.add_argument(
+            "--metrics-port",
+            type=int,
+            default=settings.LOCUS_PICKER_METRICS_PORT or None,
+            help="Serve Prometheus /metrics on this port (default: off).",
+        )
 
     def handle(
-        self, *args: Any, port: int, health_port: int, source: str | None, host: str, **_: Any
+        self,
+        *args: Any,
+        port: int,
+        health_port: int,
+        source: str | None,
+        host: str,
+        metrics_port: int | None,
+        **_: Any,
     ) -> None:
-        for name, value in (("--port", port), ("--health-port", health_port)):
+        ports = {"--port": port, "--health-port": health_port}
+        if metrics_port is not None:
+            ports["--metrics-port"] = metrics_port
+        for name, value in ports.items():
             if not 0 <= value < 65536:
                 raise CommandError(f"{name} {value}: not a TCP port (0-65535)")
-        if port == health_port and port != 0:
-            raise CommandError(f"--port and --health-port are both {port}")
+        taken = [v for v in ports.values() if v != 0]
+        if len(taken) != len(set(taken)):
+            raise CommandError(f"two of {', '.join(ports)} are the same port")
         if source is not None and not Source.objects.filter(name=source).exists():
             raise CommandError(f"--source {source!r}: no such request source in the inventory")
         try:
-            server = PickerServer(port=port, health_port=health_port, source=source, host=host)
+            server = PickerServer(
+                port=port,
+                health_port=health_port,
+                source=source,
+                host=host,
+                metrics_port=metrics_port,
+            )
             server.start()
-        except RuntimeError as exc:  # grpc: the address is in use or cannot be bound
-            raise CommandError(f"cannot listen on {host}:{port}/{health_port}: {exc}") from exc
+        except (RuntimeError, OSError) as exc:  # an address in use or that cannot be bound
+            where = "/".join(str(p) for p in ports.values())
+            raise CommandError(f"cannot listen on {host}:{where}: {exc}") from exc
+        metrics = f", metrics on {host}:{server.bound_metrics_port}" if metrics_port else ""
         self.stdout.write(
             f"picker: ext_proc on {host}:{server.bound_port}, "
-            f"health on {host}:{server.bound_health_port}, source {source or '(per request)'}",
+            f"health on {host}:{server.bound_health_port}{metrics}, "
+            f"source {source or '(per request)'}",
         )
         self.stdout.flush()
 
