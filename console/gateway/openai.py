@@ -99,7 +99,8 @@ def parse_openai(path: str, raw: bytes, *, model_rewrite: str | None) -> OpenAIR
         budget = body.max_tokens
     else:
         assert isinstance(body, ChatBody)
-        tokens, hashes = prompt_blocks(chat_text([m.model_dump() for m in body.messages]))
+        # The validated messages, read as sent (no copies through the model).
+        tokens, hashes = prompt_blocks(chat_text(data["messages"]))
         budget = body.max_completion_tokens or body.max_tokens
     model = body.model
     rewritten = model_rewrite is not None and model_rewrite != model
