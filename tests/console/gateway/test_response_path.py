@@ -4,14 +4,17 @@ breakers, records and SLO windows as POST /api/v1/placements/{id}/outcome."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from console.placement.engine.recorder import utcnow
 from console.placement.engine.runtime import runtime
+from console.placement.engine.snapshot import PolicyRef
 from console.placement.models import DecisionRecord
 from telemetry import slo_windows
 from tests.console.gateway.envoy_client import (
@@ -132,3 +135,42 @@ def test_a_stream_that_ends_after_an_error_status_still_records_it(envoy: Envoy)
     stream.close()  # Envoy gives up before the body
     runtime().recorder.flush()
     assert DecisionRecord.objects.get(pk=decision_id).ok is False
+
+
+def test_a_session_token_keeps_a_session_on_one_canary_arm(
+    envoy: Envoy, gateway_fleet: Any, client_for: Any
+) -> None:
+    """x-session-token is the canary's sticky key, as session_id is on the REST path: the
+    same session lands on the same arm through either."""
+    snap = gateway_fleet.engine.snapshot
+    canary = PolicyRef(name="least-loaded", version="v1", spec="least-loaded", version_id=None)
+    gateway_fleet.engine.install(
+        dataclasses.replace(
+            snap, rollout=dataclasses.replace(snap.rollout, canary=canary, canary_share=0.5)
+        )
+    )
+    arms: dict[str, set[str]] = {}
+    for session in range(12):
+        for _ in range(2):
+            stream, decision_id, _ = _placed(envoy, headers={"x-session-token": f"s{session}"})
+            stream.close()
+            runtime().recorder.flush()
+            arms.setdefault(f"s{session}", set()).add(
+                DecisionRecord.objects.get(pk=decision_id).arm
+            )
+    assert all(len(seen) == 1 for seen in arms.values())  # sticky
+    assert {arm for seen in arms.values() for arm in seen} == {"active", "canary"}
+    service = client_for("service")
+    for session, seen in arms.items():
+        rest = service.post(
+            "/api/v1/placements",
+            {
+                "model": "llama-3.1-8b",
+                "source": "munich-app",
+                "prompt_tokens": 5,
+                "max_output_tokens": 16,
+                "session_id": session,
+            },
+            format="json",
+        )
+        assert {rest.json()["arm"]} == seen
