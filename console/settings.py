@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "console.placement",
     "console.policies",
     "console.demo",
+    "console.gateway",
     "console.web",
     "telemetry",
 ]
@@ -369,6 +370,21 @@ LOCUS_BREAKER: dict[str, float] = {
 LOCUS_EXTENDER_ALLOW_ANONYMOUS: bool = env.bool("LOCUS_EXTENDER_ALLOW_ANONYMOUS", default=True)
 # When set, /extender/* requires `Authorization: Bearer <this token>` and nothing else.
 LOCUS_EXTENDER_TOKEN: str = env.str("LOCUS_EXTENDER_TOKEN", default="")
+
+# -- the Envoy endpoint picker (console.gateway, docs/gateway.md) ------------------------------
+# llm-d's ports: 9002 ext_proc, 9003 gRPC health.
+LOCUS_PICKER_HOST: str = env.str("LOCUS_PICKER_HOST", default="127.0.0.1")
+LOCUS_PICKER_PORT: int = env.int("LOCUS_PICKER_PORT", default=9002)
+LOCUS_PICKER_HEALTH_PORT: int = env.int("LOCUS_PICKER_HEALTH_PORT", default=9003)
+LOCUS_PICKER_SOURCE: str = env.str("LOCUS_PICKER_SOURCE", default="")
+# Prometheus /metrics of the picker process (llm-d uses 9090); 0: not served.
+LOCUS_PICKER_METRICS_PORT: int = env.int("LOCUS_PICKER_METRICS_PORT", default=0)
+LOCUS_PICKER_MAX_BODY_BYTES: int = env.int("LOCUS_PICKER_MAX_BODY_BYTES", default=16 * 1024 * 1024)
+# Endpoints per answer, the pick first (0: the pick and every fallback). Envoy's ORIGINAL_DST
+# cluster reads one ip:port from the header: give it 1.
+LOCUS_PICKER_ENDPOINTS: int = env.int("LOCUS_PICKER_ENDPOINTS", default=0)
+# Shed (429) when every endpoint for the model has at least this many queued requests; 0: never.
+LOCUS_PICKER_SHED_QUEUE_DEPTH: int = env.int("LOCUS_PICKER_SHED_QUEUE_DEPTH", default=0)
 
 # -- policies: evaluations and canaries (console.policies) -------------------------------------
 LOCUS_TRACES_DIR = Path(

@@ -1,5 +1,6 @@
 #!/bin/sh
-# locus-entrypoint ROLE: web | worker | beat | migrate | probe | manage ARGS...
+# locus-entrypoint ROLE: web | worker | beat | picker | migrate | probe | picker-probe |
+#   manage ARGS...
 # All configuration comes from the environment (see README, "Operations").
 set -eu
 role="${1:-web}"
@@ -30,6 +31,23 @@ case "$role" in
     exec celery -A console beat --loglevel "${LOG_LEVEL:-INFO}" \
       --schedule /app/var/celerybeat-schedule "$@"
     ;;
+  picker)
+    # The Envoy ext_proc endpoint picker (docs/gateway.md); LOCUS_PICKER_SOURCE names the
+    # request source its gateway serves.
+    exec python manage.py run_picker --host 0.0.0.0 "$@"
+    ;;
+  picker-probe)
+    # The picker's health check: gRPC readiness (SERVING once it holds an inventory snapshot).
+    exec python -c '
+import os, sys, grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+port = os.environ.get("LOCUS_PICKER_HEALTH_PORT", "9003")
+with grpc.insecure_channel("127.0.0.1:%s" % port) as channel:
+    reply = health_pb2_grpc.HealthStub(channel).Check(
+        health_pb2.HealthCheckRequest(service="readiness"), timeout=2)
+sys.exit(0 if reply.status == health_pb2.HealthCheckResponse.SERVING else 1)
+'
+    ;;
   probe)
     # The web health check: GET /healthz with a Host header Django accepts (the first of
     # ALLOWED_HOSTS), since a probe to 127.0.0.1 is refused when ALLOWED_HOSTS names only the
@@ -46,7 +64,7 @@ urllib.request.urlopen(urllib.request.Request(url, headers={"Host": host}), time
     exec python manage.py "$@"
     ;;
   *)
-    echo "usage: locus-entrypoint web|worker|beat|migrate|probe|manage ARGS" >&2
+    echo "usage: locus-entrypoint web|worker|beat|picker|migrate|probe|picker-probe|manage ARGS" >&2
     exit 64
     ;;
 esac

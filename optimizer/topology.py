@@ -8,6 +8,7 @@ with any problem yields no Topology at all, so an importer never sees half a fle
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -124,6 +125,14 @@ class Node(_Entry):
     state: NodeState = "active"
     labels: dict[str, str] = Field(default_factory=dict)
     exporters: tuple[str, ...] = ()
+    # The serving endpoint a gateway sends this node's requests to (docs/contracts.md §5):
+    # the `ip:port` an Envoy ORIGINAL_DST cluster connects to, so a literal IP, not a name.
+    address: str | None = None
+
+    @field_validator("address")
+    @classmethod
+    def _ip_and_port(cls, value: str | None) -> str | None:
+        return None if value is None else parse_address(value)
 
 
 class Source(_Entry):
@@ -270,6 +279,25 @@ class Topology(_Entry):
         return data
 
 
+def parse_address(value: str) -> str:
+    """`value` as a canonical `ip:port` (IPv6 in brackets, as Envoy writes it), or ValueError.
+
+    Envoy's ORIGINAL_DST cluster reads the endpoint header as an IP address and port
+    (envoyproxy.io, "Original destination" load balancing, `use_http_header`), so host
+    names are refused here rather than failing at the gateway."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isascii() or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{value!r} is not ip:port (port 1-65535)")
+    bracketed = host.startswith("[") and host.endswith("]")
+    try:
+        ip = ipaddress.ip_address(host[1:-1] if bracketed else host)
+    except ValueError:
+        raise ValueError(f"{value!r} is not ip:port: {host!r} is not an IP address") from None
+    if ip.version == 6 and not bracketed:
+        raise ValueError(f"{value!r}: write an IPv6 address in brackets, [addr]:port")
+    return f"[{ip}]:{int(port)}" if ip.version == 6 else f"{ip}:{int(port)}"
+
+
 def _kv_capacity_bytes(
     node: Node, accelerators: dict[str, Accelerator], models: dict[str, Model]
 ) -> int:
@@ -308,6 +336,18 @@ def _reference_problems(t: Topology) -> Iterable[str]:
     yield from _duplicates("slos", [s.name for s in t.slos], t.slos)
     yield from _duplicates("links", [frozenset((lk.a, lk.b)) for lk in t.links], t.links)
     yield from _duplicates("profiles", [(p.model, p.accelerator) for p in t.profiles], t.profiles)
+    # One endpoint is one node: a gateway's answer must name a single node.
+    first_at: dict[str, int] = {}
+    for index, node in enumerate(t.nodes):
+        if node.address is None:
+            continue
+        if node.address in first_at:
+            yield (
+                f"{_entry_label('nodes', index, node)}: field 'address': duplicate address "
+                f"{node.address!r} (first at nodes[{first_at[node.address]}])"
+            )
+        else:
+            first_at[node.address] = index
 
     sites = {s.name for s in t.sites}
     accelerators = {a.name: a for a in t.accelerators}

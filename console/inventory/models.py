@@ -167,6 +167,11 @@ class Node(models.Model):
     exporter_urls = models.JSONField(
         default=list, blank=True, help_text="Exporter /metrics URLs scraped on a schedule."
     )
+    address = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="Serving endpoint ip:port a gateway routes this node's requests to.",
+    )
 
     class Meta:
         ordering = ["name"]

@@ -139,6 +139,8 @@ def _node_entry(node: Node) -> dict[str, Any]:
         entry["labels"] = node.labels
     if node.exporter_urls:
         entry["exporters"] = node.exporter_urls
+    if node.address:
+        entry["address"] = node.address
     return entry
 
 

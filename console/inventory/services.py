@@ -303,6 +303,7 @@ def _import(topology: Topology, prune: bool) -> ImportSummary:
             "role": n.role,
             "labels": dict(n.labels),
             "exporter_urls": list(n.exporters),
+            "address": n.address or "",
         }
         if "state" in n.model_fields_set:
             values["state"] = n.state

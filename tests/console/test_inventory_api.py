@@ -172,3 +172,38 @@ def test_unknown_routes_and_objects_use_the_error_shape(fleet: Any, client_for: 
     assert response.status_code == 404
     assert set(response.json()) == {"message"}
     assert response.json()["message"]
+
+
+def test_an_operator_sets_a_node_address_and_it_is_dumped(fleet: Any, client_for: Any) -> None:
+    operator = client_for("operator")
+    response = operator.patch(
+        "/api/v1/nodes/muc-l4-1", {"address": "[fd00::0:7]:8000"}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["address"] == "[fd00::7]:8000"
+    dumped = operator.get("/api/v1/topology").json()
+    node = next(n for n in dumped["nodes"] if n["name"] == "muc-l4-1")
+    assert node["address"] == "[fd00::7]:8000"
+    assert "address" not in next(n for n in dumped["nodes"] if n["name"] == "fra-h100-1")
+
+
+@pytest.mark.parametrize("bad", ["pod-a:8000", "10.0.0.1:99999", "10.0.0.1"])
+def test_it_rejects_a_node_address_that_is_not_ip_and_port(
+    bad: str, fleet: Any, client_for: Any
+) -> None:
+    response = client_for("operator").patch(
+        "/api/v1/nodes/muc-l4-1", {"address": bad}, format="json"
+    )
+    assert response.status_code == 400
+    assert "address" in response.json()["errors"]
+    assert Node.objects.get(name="muc-l4-1").address == ""
+
+
+def test_it_refuses_a_second_node_at_the_same_address(fleet: Any, client_for: Any) -> None:
+    operator = client_for("operator")
+    first = operator.patch("/api/v1/nodes/muc-l4-1", {"address": "10.0.0.1:8000"}, format="json")
+    assert first.status_code == 200
+    second = operator.patch("/api/v1/nodes/fra-h100-1", {"address": "10.0.0.1:8000"}, format="json")
+    assert second.status_code == 400, second.content
+    assert "duplicate address" in str(second.json())
+    assert Node.objects.get(name="fra-h100-1").address == ""

@@ -49,6 +49,8 @@ def demo_env(tmp_path: Path) -> dict[str, str]:
         "LOCUS_VAR_DIR": str(tmp_path / "var"),
         "LOCUS_WEB_PORT": str(_free_port()),
         "LOCUS_DEMO_EXPORTERS_PORT": str(_free_port()),
+        "LOCUS_PICKER_PORT": str(_free_port()),
+        "LOCUS_PICKER_HEALTH_PORT": str(_free_port()),
         "PYTHONUNBUFFERED": "1",
         # The background training run is real but small, to leave the CPU to the demo.
         "LOCUS_DEMO_TRAINING_TIMESTEPS": "2048",

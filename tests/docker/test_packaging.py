@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,7 @@ def test_the_compose_file_validates_against_the_compose_specification() -> None:
         "worker-telemetry",
         "worker-jobs",
         "beat",
+        "picker",
         "postgres",
         "redis",
     }
@@ -116,7 +118,7 @@ def test_services_wait_for_healthy_postgres_and_redis_and_migrations() -> None:
         "redis": {"condition": "service_healthy"},
     }
     assert services["migrate"]["depends_on"] == healthy
-    for name in ("web", "worker-telemetry", "worker-jobs", "beat"):
+    for name in ("web", "worker-telemetry", "worker-jobs", "beat", "picker"):
         assert services[name]["depends_on"] == {
             **healthy,
             "migrate": {"condition": "service_completed_successfully"},
@@ -194,3 +196,48 @@ def test_the_probe_sends_a_host_django_accepts(tmp_path: Path) -> None:
         server.shutdown()
     assert result.returncode == 0, result.stderr
     assert hosts == ["locus.example.com"]
+
+
+def test_the_picker_service_publishes_ext_proc_and_probes_readiness() -> None:
+    picker = _services()["picker"]
+    assert picker["command"] == ["picker"]
+    assert picker["ports"] == ["${LOCUS_PICKER_PORT:-9002}:9002"]
+    assert picker["healthcheck"]["test"] == ["CMD", "locus-entrypoint", "picker-probe"]
+    assert re.search(r"^EXPOSE 8000 9002 9003 9090$", (DOCKER / "Dockerfile").read_text(), re.M)
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+def test_the_picker_probe_follows_grpc_readiness(settings: object) -> None:
+    """`locus-entrypoint picker-probe` fails while the picker has no snapshot, and passes
+    once it has one."""
+    import sys
+
+    from console.gateway.server import PickerServer
+    from console.inventory.services import topology_import
+    from console.placement.engine.runtime import runtime
+    from optimizer.topology import load_topology
+    from tests.conftest import CONTRACT_EXAMPLE
+
+    server = PickerServer(port=0, health_port=0, host="127.0.0.1").start()
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        "LOCUS_PICKER_HEALTH_PORT": str(server.bound_health_port),
+    }
+
+    def probe() -> int:
+        entry = str(DOCKER / "entrypoint.sh")
+        return subprocess.run(
+            ["sh", entry, "picker-probe"], env=env, capture_output=True
+        ).returncode
+
+    try:
+        assert probe() == 1
+        topology_import(topology=load_topology(CONTRACT_EXAMPLE))
+        assert runtime().refresh()
+        deadline = time.monotonic() + 5
+        while probe() != 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert probe() == 0
+    finally:
+        server.stop()

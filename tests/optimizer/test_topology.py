@@ -107,3 +107,35 @@ def test_a_topology_that_is_not_text_names_the_file(tmp_path: Path) -> None:
     path.write_bytes(b"version: 1\n\xff\xfe")
     with pytest.raises(InputFileError, match=r"t.yaml: not UTF-8 text"):
         load_topology(path)
+
+
+@pytest.mark.parametrize(
+    ("given", "canonical"),
+    [("10.0.0.7:8000", "10.0.0.7:8000"), ("[fd00::0:7]:08000", "[fd00::7]:8000")],
+)
+def test_it_keeps_a_node_address_in_canonical_form(given: str, canonical: str) -> None:
+    data = copy.deepcopy(TINY)
+    data["nodes"][0]["address"] = given
+    topology = parse_topology(yaml.safe_dump(data), "ok.yaml")
+    assert topology.nodes[0].address == canonical
+    assert topology.to_dict()["nodes"][0]["address"] == canonical
+    assert "address" not in topology.to_dict()["nodes"][1]
+
+
+@pytest.mark.parametrize(
+    "bad", ["pod-1:8000", "10.0.0.7", "10.0.0.7:0", "10.0.0.7:70000", "fd00::7:8000", ""]
+)
+def test_it_rejects_an_address_that_is_not_ip_and_port(bad: str) -> None:
+    data = copy.deepcopy(TINY)
+    data["nodes"][0]["address"] = bad
+    message = _problems(data)
+    assert "nodes[0] (edge-s)" in message and "address" in message
+
+
+def test_it_rejects_two_nodes_at_one_address() -> None:
+    data = copy.deepcopy(TINY)
+    data["nodes"][0]["address"] = "10.0.0.7:8000"
+    data["nodes"][2]["address"] = "10.0.0.7:8000"
+    message = _problems(data)
+    assert "nodes[2] (cloud-l): field 'address': duplicate address '10.0.0.7:8000'" in message
+    assert "(first at nodes[0])" in message

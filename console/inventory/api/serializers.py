@@ -19,7 +19,7 @@ from console.inventory.models import (
     WorkloadShare,
 )
 from console.inventory.names import name_problem
-from optimizer.topology import GIB, MAX_GPUS, MAX_MEMORY_GIB, MAX_SHARE
+from optimizer.topology import GIB, MAX_GPUS, MAX_MEMORY_GIB, MAX_SHARE, parse_address
 
 
 def _by_name(queryset: Any, **kwargs: Any) -> serializers.SlugRelatedField:
@@ -140,6 +140,7 @@ class NodeSerializer(_NamedSerializer):
             "state_changed_at",
             "labels",
             "exporter_urls",
+            "address",
             "kv_capacity_gib",
         ]
         read_only_fields = ["state", "state_reason", "state_changed_at"]
@@ -157,6 +158,14 @@ class NodeSerializer(_NamedSerializer):
             raise serializers.ValidationError("Must be a list of URLs.")
         url = serializers.URLField()
         return [url.run_validation(u) for u in value]
+
+    def validate_address(self, value: str) -> str:
+        if not value:
+            return ""
+        try:
+            return parse_address(value)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
 
     def validate_labels(self, value: Any) -> dict[str, str]:
         if not isinstance(value, dict) or not all(

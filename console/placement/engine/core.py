@@ -16,6 +16,7 @@ import time
 import uuid
 import zlib
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,8 @@ class DecisionInput:
     explain: bool = False
     # Who asked (an identity name: `key:NAME` or a username); only it may report the outcome.
     caller: str = ""
+    # Only these nodes may be picked (a gateway's endpoints or its subset hint); None: any.
+    among: frozenset[str] | None = None
 
 
 @dataclass
@@ -129,7 +132,7 @@ class Engine:
 
     # -- the decision ----------------------------------------------------------------------
     def candidates(
-        self, snap: Snapshot, request: PlacementRequest, among: set[str] | None = None
+        self, snap: Snapshot, request: PlacementRequest, among: AbstractSet[str] | None = None
     ) -> tuple[list[NodeView], dict[str, str]]:
         """`filter_candidates` over every node as a policy sees it for this request (the
         snapshot's telemetry, plus what this engine sent since it was measured, plus its
@@ -220,7 +223,7 @@ class Engine:
         decision_id = uuid.uuid4().hex
         with self._lock:
             now = time.time()
-            candidates, rejected = self.candidates(snap, request)
+            candidates, rejected = self.candidates(snap, request, body.among)
             candidates = self._live_filter(snap, candidates, rejected, now)
             ref, arm = self._arm(snap, body.session_id or decision_id)
             if not candidates:

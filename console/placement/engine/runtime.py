@@ -202,12 +202,17 @@ class Runtime:
         ttft_ms: float | None = None,
         e2e_ms: float | None = None,
         caller: str = "",
+        served_node: str | None = None,
+        ttft_target_ms: float | None = None,
     ) -> dict[str, Any]:
         """Feed an outcome to the node's breaker, the decision record and the SLO windows.
 
         Only the identity that asked for the decision may report its outcome: another one
         could trip any node's breaker or skew SLO windows with decisions it never made.
-        (Records from before decisions named their caller have no owner and take anyone's.)"""
+        (Records from before decisions named their caller have no owner and take anyone's.)
+        A gateway that retried down the fallbacks names the node that served
+        (`served_node`); the outcome is that node's. `ttft_target_ms` is a caller's own TTFT
+        target, held on top of the SLO's (the gateway's `x-slo-ttft-ms`, docs/gateway.md)."""
         self.ensure_started()
         recent = self._recent.get(decision_id) or _recent_from_database(decision_id)
         if recent.decided_by and recent.decided_by != caller:
@@ -216,6 +221,8 @@ class Runtime:
             if recent.has_outcome:
                 raise OutcomeAlreadyRecorded(decision_id)
             recent.has_outcome = True
+        if served_node is not None and served_node != recent.node:
+            recent = dataclasses.replace(recent, node=served_node)
         snapshot = self.engine.snapshot
         slo = snapshot.topology.slo_by_name.get(recent.slo) if snapshot and recent.slo else None
         slo_met = ok and (
@@ -225,6 +232,8 @@ class Runtime:
                 and (e2e_ms is None or e2e_ms <= slo.e2e_p95_ms)
             )
         )
+        if ttft_target_ms is not None and (ttft_ms is None or ttft_ms > ttft_target_ms):
+            slo_met = False
         self.breakers.record(recent.node, ok)
         at = utcnow()
         self.recorder.outcome(

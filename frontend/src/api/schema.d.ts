@@ -1418,6 +1418,8 @@ export interface components {
             labels?: unknown;
             /** @description Exporter /metrics URLs scraped on a schedule. */
             exporter_urls?: unknown;
+            /** @description Serving endpoint ip:port a gateway routes this node's requests to. */
+            address?: string;
             /** Format: double */
             readonly kv_capacity_gib: number;
         };
@@ -1438,6 +1440,8 @@ export interface components {
             labels?: unknown;
             /** @description Exporter /metrics URLs scraped on a schedule. */
             exporter_urls?: unknown;
+            /** @description Serving endpoint ip:port a gateway routes this node's requests to. */
+            address?: string;
         };
         /**
          * @description * `mixed` - Mixed (prefill and decode)
@@ -1732,6 +1736,8 @@ export interface components {
             labels?: unknown;
             /** @description Exporter /metrics URLs scraped on a schedule. */
             exporter_urls?: unknown;
+            /** @description Serving endpoint ip:port a gateway routes this node's requests to. */
+            address?: string;
         };
         PatchedProfileRequest: {
             model?: string;

@@ -11,6 +11,7 @@ describe("inventory form values", () => {
     const entry = {
       name: "n1", site: "s", accelerator: "h100", gpus: 2, usd_per_hour: 2.5,
       models: ["m1", "m2"], role: "mixed", labels: { rack: "a1" }, exporter_urls: ["http://x/metrics"],
+      address: "10.0.0.7:8000",
     };
     const { body, errors } = toBody(nodes.fields, toFormValues(nodes.fields, entry));
     expect(errors).toEqual({});

@@ -75,6 +75,12 @@ export const RESOURCES: ResourceSpec[] = [
       { name: "role", label: "Role", kind: "select", choices: NODE_ROLES },
       { name: "labels", label: "Labels", kind: "json", help: 'A JSON object, e.g. {"rack": "a1"}.' },
       { name: "exporter_urls", label: "Exporter URLs", kind: "lines", help: "One URL a line." },
+      {
+        name: "address",
+        label: "Gateway endpoint",
+        kind: "text",
+        help: "ip:port an Envoy gateway routes to (blank: not routable by the picker).",
+      },
     ],
   },
   {

@@ -22,6 +22,7 @@ function Properties({ node, telemetry }: { node: Node; telemetry: LatestTelemetr
     ["Accelerator", `${node.gpus}× ${node.accelerator}`],
     ["Models", node.models.join(", ")],
     ["Role", node.role ?? "mixed"],
+    ["Gateway endpoint", node.address || "—"],
     ["Cost", `$${node.usd_per_hour.toFixed(2)} / hour`],
     ["KV-cache capacity", `${node.kv_capacity_gib} GiB`],
     ["State reason", node.state_reason || "—"],

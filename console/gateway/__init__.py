@@ -1,0 +1,1 @@
+"""The Envoy ext_proc endpoint picker (docs/gateway.md)."""

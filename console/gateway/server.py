@@ -1,0 +1,164 @@
+"""The picker's gRPC servers: ext_proc on one port, gRPC health on another (llm-d's layout:
+9002 and 9003), both on one asyncio loop.
+
+Each message is answered on the loop without a thread hop: a decision is tens of
+microseconds of CPU with no I/O (docs/architecture.md rule 2), cheaper than handing it to a
+worker thread, as the REST fast path found (console/placement/fastpath.py).
+
+Health (proposal 004, "Health Checking"): `liveness` is SERVING while the process answers;
+`readiness` and `envoy.service.ext_proc.v3.ExternalProcessor` are NOT_SERVING until the
+engine holds an inventory snapshot, and follow it from then on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from django.db import connections
+from envoy.service.ext_proc.v3 import external_processor_pb2 as ep
+from envoy.service.ext_proc.v3 import external_processor_pb2_grpc as ep_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1.health import aio as health_aio
+
+from console.gateway.metrics import serve_metrics
+from console.gateway.picker import PickerStream
+from console.placement.engine.runtime import runtime
+
+logger = logging.getLogger(__name__)
+EXT_PROC_SERVICE = "envoy.service.ext_proc.v3.ExternalProcessor"
+READY_SERVICES = ("readiness", EXT_PROC_SERVICE)
+READINESS_POLL_S = 0.2
+
+
+class Picker(ep_grpc.ExternalProcessorServicer):
+    """`envoy.service.ext_proc.v3.ExternalProcessor`: one stream per HTTP request."""
+
+    def __init__(self, *, source: str | None) -> None:
+        self.source = source
+
+    async def Process(  # noqa: N802 (the gRPC method's name)
+        self, request_iterator: AsyncIterator[ep.ProcessingRequest], context: Any
+    ) -> AsyncIterator[ep.ProcessingResponse]:
+        stream = PickerStream(self.source)
+        try:
+            async for message in request_iterator:
+                for answer in stream.handle(message):
+                    yield answer
+                if stream.finished:
+                    return
+        finally:
+            stream.close()
+
+
+@dataclass
+class PickerServer:
+    """Both servers on a loop of their own thread; `start()` returns once they listen."""
+
+    port: int
+    health_port: int
+    source: str | None = None
+    host: str = "[::]"
+    metrics_port: int | None = None
+    bound_port: int = 0
+    bound_health_port: int = 0
+    _loop: asyncio.AbstractEventLoop | None = None
+    _thread: threading.Thread | None = None
+    _started: threading.Event = field(default_factory=threading.Event)
+    _stop: asyncio.Event | None = None
+    _error: BaseException | None = None
+    _metrics: Any = None
+    bound_metrics_port: int = 0
+
+    def start(self) -> PickerServer:
+        if self.metrics_port is not None:
+            self._metrics = serve_metrics(self.host.strip("[]"), self.metrics_port)
+            self.bound_metrics_port = int(self._metrics.server_port)
+        threading.Thread(target=_start_engine, name="locus-picker-engine", daemon=True).start()
+        self._thread = threading.Thread(target=self._run, name="locus-picker", daemon=True)
+        self._thread.start()
+        self._started.wait(30)
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def stop(self) -> None:
+        if self._metrics is not None:
+            self._metrics.shutdown()
+            self._metrics.server_close()
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def wait(self) -> None:
+        assert self._thread is not None
+        while self._thread.is_alive():
+            self._thread.join(1.0)
+
+    def _run(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        try:
+            self._loop.run_until_complete(self._serve())
+        except BaseException as exc:
+            self._error = exc
+            self._started.set()
+        finally:
+            self._loop.close()
+
+    async def _serve(self) -> None:
+        self._stop = asyncio.Event()
+        picker = grpc.aio.server()
+        ep_grpc.add_ExternalProcessorServicer_to_server(Picker(source=self.source), picker)
+        self.bound_port = picker.add_insecure_port(f"{self.host}:{self.port}")
+        health = health_aio.HealthServicer()
+        checks = grpc.aio.server()
+        health_pb2_grpc.add_HealthServicer_to_server(health, checks)
+        self.bound_health_port = checks.add_insecure_port(f"{self.host}:{self.health_port}")
+        await health.set("liveness", health_pb2.HealthCheckResponse.SERVING)
+        await health.set("", health_pb2.HealthCheckResponse.SERVING)
+        for name in READY_SERVICES:
+            await health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+        await picker.start()
+        await checks.start()
+        self._started.set()
+        watcher = asyncio.create_task(_follow_readiness(health))
+        try:
+            await self._stop.wait()
+        finally:
+            watcher.cancel()
+            await health.enter_graceful_shutdown()
+            await picker.stop(grace=2)
+            await checks.stop(grace=0)
+
+
+def _start_engine() -> None:
+    """Load the first snapshot and start the engine's refresh and recorder threads (database
+    work: never on the loop). This thread ends here: its connections are closed, not left
+    to linger until garbage collection."""
+    try:
+        runtime().ensure_started()
+    finally:
+        connections.close_all()
+
+
+async def _follow_readiness(health: Any) -> None:
+    ready: bool | None = None
+    while True:
+        now = runtime().engine.snapshot is not None
+        if now != ready:
+            ready = now
+            status = (
+                health_pb2.HealthCheckResponse.SERVING
+                if now
+                else health_pb2.HealthCheckResponse.NOT_SERVING
+            )
+            for name in READY_SERVICES:
+                await health.set(name, status)
+            logger.info("picker readiness: %s", "SERVING" if now else "NOT_SERVING")
+        await asyncio.sleep(READINESS_POLL_S)
