@@ -28,8 +28,9 @@ SERIES_SKIPPED = Counter(
 )
 SAMPLES_REFUSED = Counter(
     "locus_telemetry_values_refused_total",
-    "Values of accepted batches the worker could not store (the database refused their series "
-    "or readings) and dropped, keeping the batch's other values.",
+    "Values of accepted batches the worker could not store and dropped, keeping the batch's "
+    "other values: the database refused their series, or they fail today's checks (a NUL "
+    "character) in a batch accepted before those checks.",
 )
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 
 from console.api import jsonbody
+from telemetry.metrics import SAMPLES_REFUSED
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +168,13 @@ def parse_json_samples(
         if strict:
             raise BatchInvalid(message, {"samples": errors})
         logger.warning("skipping invalid samples of an accepted batch: %s", errors)
+        SAMPLES_REFUSED.inc(sum(_values_in(samples[int(index)]) for index in errors))
     return scrapes
+
+
+def _values_in(sample: Any) -> int:
+    metrics = sample.get("metrics") if isinstance(sample, dict) else None
+    return len(metrics) if isinstance(metrics, dict) and metrics else 1
 
 
 def _sample_problems(sample: Any, window: TimeWindow, *, finite: bool) -> dict[str, list[str]]:
@@ -277,6 +284,7 @@ def _without_nul_lines(text: str, *, strict: bool) -> str:
             f"Line {bad[0]} holds a NUL character (U+0000); nothing was stored.", {"body": named}
         )
     logger.warning("skipping %d lines holding NUL of an accepted batch", len(bad))
+    SAMPLES_REFUSED.inc(len(bad))
     return "\n".join(line for line in lines if "\x00" not in line)
 
 

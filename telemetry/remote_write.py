@@ -17,6 +17,7 @@ import cramjam
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from console.api.jsonbody import NUL_MESSAGE
+from telemetry.metrics import SAMPLES_REFUSED
 from telemetry.parsing import (
     MAX_NAMED,
     NO_LABELS,
@@ -189,6 +190,9 @@ def parse_remote_write(
         raise BatchInvalid(
             f"{len(errors)} time series are invalid; nothing was stored.", {"timeseries": errors}
         )
+    if errors:
+        logger.warning("skipping invalid series of an accepted batch: %s", errors)
+        SAMPLES_REFUSED.inc(sum(len(request.timeseries[int(i)].samples) for i in errors))
     if refused:
         first = next(iter(late.values()))["samples"][0]
         message = (

@@ -9,8 +9,8 @@ It refuses, as a 400 naming the field, what the database or a later step would f
   DRF's own JSONParser does not catch: a 100,000-deep array was a 500).
 
 Finding NUL is cheap: JSON can only carry U+0000 as the escape `\\u0000` (a raw control
-character is invalid JSON), so a body without those six bytes is clean and only a body with
-them is walked to name the field.
+character is invalid JSON), so a UTF-8 body without those six bytes is clean and only a body
+with them is walked to name the field.
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ def loads(body: bytes | str) -> Any:
         problem = f"JSON parse error - {exc}"
         raise JsonBodyError(problem, {"body": [problem]}) from None
     raw = body.encode() if isinstance(body, str) else body
-    if _NUL_ESCAPE in raw:
+    # JSON may also come as UTF-16 or UTF-32 (RFC 8259 §8.1, which json.loads reads), where
+    # the escape is other bytes: such a body is always walked.
+    if _NUL_ESCAPE in raw or json.detect_encoding(raw) != "utf-8":
         path = nul_path(data)
         if path is not None:
             raise JsonBodyError(

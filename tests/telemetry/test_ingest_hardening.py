@@ -107,8 +107,10 @@ def _inbox(kind: str, payload: bytes, node: str = "") -> int:
 def test_the_worker_stores_the_valid_lines_of_a_batch_holding_a_nul(fleet: Any) -> None:
     text = 'queue_depth 3\nvllm:num_requests_waiting{model_name="a\x00b"} 2\nkv_usage 0.5\n'
     batch_id = _inbox("prometheus", text.encode(), node="muc-l4-1")
+    before = _refused()
     result = ingest_batch(batch_id)
     assert result is not None and result["stored"] >= 2
+    assert _refused() == before + 1  # the one line holding the NUL
     assert not TelemetryBatch.objects.filter(pk=batch_id).exists()
     metrics = set(Series.objects.values_list("metric", flat=True))
     assert {"queue_depth", "kv_usage"} <= metrics

@@ -195,6 +195,9 @@ def test_a_nul_character_is_refused_naming_the_field(example_engine: Any) -> Non
     batch = {"requests": [REQUEST, {**REQUEST, "model": "llama\x00"}]}
     status, body = _call(app, "/api/v1/placements:batch", batch, key)
     assert status == 400 and "NUL" in body["errors"]["requests"]["1"]["model"][0]
+    utf16 = json.dumps({**REQUEST, "session_id": "a\x00b"}).encode("utf-16")
+    status, body = _call(app, "/api/v1/placements", utf16, key)  # RFC 8259 allows UTF-16
+    assert status == 400 and "NUL" in body["errors"]["session_id"][0]
     status, body = _call(app, "/api/v1/placements", {**REQUEST, "session_id": "a\\u0000b"}, key)
     assert status == 200  # an escaped backslash is text, not a NUL
     example_engine.recorder.flush()
