@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from console.placement.engine.recorder import utcnow
+from console.placement.engine.writer import utcnow
 from console.placement.engine.runtime import runtime
 from console.placement.engine.snapshot import PolicyRef
 from console.placement.models import DecisionRecord
