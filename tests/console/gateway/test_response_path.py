@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from console.placement.engine.writer import utcnow
 from console.placement.engine.runtime import runtime
 from console.placement.engine.snapshot import PolicyRef
+from console.placement.engine.writer import utcnow
 from console.placement.models import DecisionRecord
 from telemetry import slo_windows
 from tests.console.gateway.envoy_client import (
