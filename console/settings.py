@@ -9,6 +9,7 @@ The operations guide in README.md lists every variable with its default.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -101,7 +102,7 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT: int = env.int("LOCUS_LOGIN_FAILURE_LIMIT", default=5)
-AXES_COOLOFF_TIME: float = env.float("LOCUS_LOGIN_COOLOFF_MINUTES", default=15.0) / 60.0  # hours
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("LOCUS_LOGIN_COOLOFF_MINUTES", default=15.0))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_HTTP_RESPONSE_CODE = 429

@@ -155,6 +155,9 @@ def test_two_admins_take_a_policy_from_registration_to_active(page, screenshots)
     version_url = page.url
 
     actions = page.get_by_test_id("policy-actions")
+    expect(actions.get_by_test_id("four-eyes")).to_have_text(
+        "Registered by ada; a person other than ada must approve it."
+    )
     actions.get_by_role("button", name="Evaluate").click()
     expect(page.get_by_test_id("evaluation-status")).to_have_text("succeeded", timeout=60_000)
     report = page.get_by_test_id("evaluation-report")
@@ -181,6 +184,7 @@ def test_two_admins_take_a_policy_from_registration_to_active(page, screenshots)
         expect(state).to_have_text(expected)
     rollout = page.get_by_test_id("rollout")
     expect(rollout.locator("[data-slot='shadow']")).to_contain_text("kv@e2e")
+    expect(actions.get_by_test_id("four-eyes")).to_contain_text("approved by alan")
 
     reason.fill("e2e: a quarter of traffic")
     actions.get_by_label("Canary share (%)").fill("25")
