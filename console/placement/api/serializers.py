@@ -67,7 +67,38 @@ class OutcomeAnswerSerializer(serializers.Serializer):
     breaker = serializers.CharField()
 
 
+class ReceiptCandidateSerializer(serializers.Serializer):
+    node = serializers.CharField()
+    site = serializers.CharField()
+    score = serializers.FloatField()
+    ttft_ms = serializers.FloatField(help_text="Estimated time to first token.")
+    e2e_ms = serializers.FloatField(help_text="Estimated end-to-end latency.")
+    cost_usd = serializers.FloatField(help_text="Estimated cost of the request.")
+    kv_used = serializers.FloatField(help_text="KV cache use the engine saw (0..1).")
+    queue = serializers.IntegerField(help_text="Queue depth the engine saw.")
+
+
+class ReceiptSerializer(serializers.Serializer):
+    # Not required: records from before receipts hold `{}`.
+    v = serializers.IntegerField(required=False, help_text="Receipt format version.")
+    candidates = ReceiptCandidateSerializer(
+        many=True,
+        required=False,
+        help_text="The best candidates in rank order; the first is the pick.",
+    )
+    rejected = serializers.DictField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="Rejected nodes counted by reason.",
+    )
+
+
 class DecisionRecordSerializer(serializers.ModelSerializer):
+    receipt = ReceiptSerializer(
+        read_only=True,
+        help_text="Why this node: empty for decisions recorded before receipts were kept.",
+    )
+
     class Meta:
         model = DecisionRecord
         fields = "__all__"

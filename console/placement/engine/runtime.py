@@ -31,6 +31,7 @@ from console.placement.engine.snapshot import (
     load_from_telemetry,
 )
 from console.placement.metrics import BREAKER_OPEN, BREAKER_TRIPS, DECISION_LATENCY, DECISIONS
+from console.placement.receipts import receipt_of
 from optimizer.policies import Policy, load_policy, scorer_digest
 
 logger = logging.getLogger(__name__)
@@ -402,6 +403,7 @@ def _record_row(d: Decision) -> dict[str, Any]:
         "shadow_policy": shadow.get("policy", ""),
         "shadow_node": shadow.get("node", ""),
         "latency_us": d.latency_us,
+        "receipt": receipt_of(d),
     }
 
 
