@@ -40,6 +40,7 @@ EXPECTED: dict[str, dict[str, frozenset[str]]] = {
     "node-cordon": {"POST": W},
     "node-uncordon": {"POST": W},
     "node-mark-down": {"POST": W},
+    "node-state-changes": {"GET": R},
     "telemetry-samples": {"POST": S},
     "telemetry-prometheus": {"POST": S},
     "telemetry-remote-write": {"POST": S},

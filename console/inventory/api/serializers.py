@@ -11,6 +11,7 @@ from console.inventory.models import (
     Accelerator,
     Link,
     Node,
+    NodeStateChange,
     Profile,
     ServedModel,
     Site,
@@ -135,11 +136,12 @@ class NodeSerializer(_NamedSerializer):
             "state",
             "state_reason",
             "state_changed_at",
+            "state_changed_by",
             "labels",
             "exporter_urls",
             "kv_capacity_gib",
         ]
-        read_only_fields = ["state", "state_reason", "state_changed_at"]
+        read_only_fields = ["state", "state_reason", "state_changed_at", "state_changed_by"]
         extra_kwargs = {"gpus": {"min_value": 1}, "usd_per_hour": {"min_value": 0}}
 
     def get_kv_capacity_gib(self, node: Node) -> float:
@@ -192,7 +194,19 @@ class NodeSerializer(_NamedSerializer):
 
 
 class NodeActionSerializer(serializers.Serializer):
-    reason = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
+    reason = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=500,
+        default="",
+        help_text="Why; required to drain or cordon.",
+    )
+
+
+class NodeStateChangeSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = NodeStateChange
+        fields = ["action", "from_state", "to_state", "reason", "actor", "at"]
 
 
 class SloSerializer(_NamedSerializer):
