@@ -54,6 +54,7 @@ EXPECTED: dict[str, dict[str, frozenset[str]]] = {
     "decision-detail": {"GET": R},
     "breakers": {"GET": R},
     "overview": {"GET": R},
+    "series-fleet": {"GET": R},
     "rollout": {"GET": R},
     "policyversion-list": {"GET": R, "POST": A},
     "policyversion-detail": {"GET": R},
