@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "channels",
     "console.access",
     "console.inventory",
@@ -264,6 +265,11 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # 3.1 shares JSON Schema 2020-12 with the pydantic models that document request bodies.
     "OAS_VERSION": "3.1.0",
+    # Swagger UI and ReDoc from the sidecar package's static files, not a CDN: the docs load
+    # offline and under a strict network policy (drf-spectacular docs, "Self-contained UI").
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 LOGGING = {

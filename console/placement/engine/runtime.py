@@ -30,7 +30,13 @@ from console.placement.engine.snapshot import (
     Snapshot,
     load_from_telemetry,
 )
-from console.placement.metrics import BREAKER_OPEN, BREAKER_TRIPS, DECISION_LATENCY, DECISIONS
+from console.placement.metrics import (
+    BREAKER_OPEN,
+    BREAKER_TRIPS,
+    DECISION_LATENCY,
+    DECISIONS,
+    OUTCOMES,
+)
 from console.placement.receipts import receipt_of
 from optimizer.policies import Policy, load_policy, scorer_digest
 
@@ -212,6 +218,7 @@ class Runtime:
             )
         )
         self.breakers.record(recent.node, ok)
+        OUTCOMES.labels(ok="true" if ok else "false").inc()
         at = utcnow()
         self.recorder.outcome(
             {
