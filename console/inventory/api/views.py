@@ -165,7 +165,13 @@ class NodeViewSet(_NamedViewSet):
         return self._act(request, "mark_down")
 
     @extend_schema(responses=s.NodeStateChangeSerializer(many=True))
-    @action(detail=True, methods=["get"], url_path="state-changes")
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="state-changes",
+        pagination_class=None,
+        filter_backends=[],
+    )
     def state_changes(self, request: Request, name: str) -> Response:
         """The node's last 50 state changes, newest first: who, when, from what, and why."""
         changes = self.get_object().state_changes.all()[:STATE_CHANGES_SHOWN]

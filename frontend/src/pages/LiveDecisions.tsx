@@ -25,7 +25,7 @@ import {
   type SampledDecision,
 } from "../decisions/feed";
 import { useConnectionState, useLiveEvent } from "../live/context";
-import { rate, time } from "../lib/format";
+import { rate, timestamp } from "../lib/format";
 
 const RECENT_RECORDS = 50;
 
@@ -115,7 +115,7 @@ function SampleTable({ rows, selected, onSelect }: {
               tabIndex={0}
               onKeyDown={(e) => e.key === "Enter" && onSelect(r.decision_id)}
             >
-              <td>{time(r.ts)}</td>
+              <td>{timestamp(r.ts)}</td>
               <td>{r.model}</td>
               <td>{r.slo ?? "—"}</td>
               <td className="mono">{r.node ?? "none"}</td>
