@@ -84,7 +84,7 @@ def test_an_operator_drains_a_node_and_the_live_event_arrives(page, screenshots)
     expect(badge).to_have_text("draining")
     event = page.get_by_test_id("activity-feed").locator("li[data-type='node.state']").first
     expect(event).to_contain_text("muc-l4-1: active → draining")
-    expect(page.get_by_text("kernel upgrade")).to_be_visible()
+    expect(page.get_by_test_id("last-state-change")).to_contain_text("kernel upgrade")
     expect(page.get_by_role("button", name="Drain")).to_be_disabled()
     screenshots.take(page, "node-detail-operator", docs=True)
 

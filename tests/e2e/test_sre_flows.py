@@ -75,6 +75,7 @@ def test_the_fleet_grid_shows_a_drained_node_and_a_breach(  # type: ignore[no-un
     expect(page.get_by_test_id("state-history")).to_contain_text("drain: active → draining")
 
     try:
+        _wait_until_the_engine_rejects(console_url, service_key, DRAINED, "node_draining")
         # With the other node drained, every slow interactive request lands on SERVING.
         answer = api_call(
             console_url, service_key, "POST", "/api/v1/placements:batch",
@@ -107,6 +108,28 @@ def test_the_fleet_grid_shows_a_drained_node_and_a_breach(  # type: ignore[no-un
         page.goto(f"/nodes/{DRAINED}")
         page.get_by_test_id("node-actions").get_by_role("button", name="Uncordon").click()
         expect(page.locator("h1").get_by_test_id("state-badge")).to_have_text("active")
+        _wait_until_the_engine_rejects_no_longer(console_url, service_key, DRAINED, "node_draining")
+
+
+def _wait_until_the_engine_rejects(url: str, key: str, node: str, reason: str) -> None:
+    """The engine sees inventory changes at its next snapshot refresh (about a second)."""
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        answer = api_call(url, key, "POST", "/api/v1/placements", {**INTERACTIVE, "explain": True})
+        if {"node": node, "reason": reason} in answer["rejected"]:
+            return
+        time.sleep(0.5)
+    pytest.fail(f"the engine did not reject {node} for {reason} within 15 s")
+
+
+def _wait_until_the_engine_rejects_no_longer(url: str, key: str, node: str, reason: str) -> None:
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        answer = api_call(url, key, "POST", "/api/v1/placements", {**INTERACTIVE, "explain": True})
+        if {"node": node, "reason": reason} not in answer["rejected"]:
+            return
+        time.sleep(0.5)
+    pytest.fail(f"the engine still rejects {node} for {reason} after 15 s")
 
 
 def _report_slow(url: str, key: str, decision_id: str) -> None:
@@ -131,7 +154,7 @@ def test_a_viewer_reads_why_a_past_decision_went_where_it_did(  # type: ignore[n
     expect(receipt).to_contain_text(f"Why {answer['node']}")
     picked = receipt.locator(f"tr[data-candidate='{answer['node']}']")
     expect(picked).to_have_class(re.compile("selected"))
-    expect(picked).to_contain_text(re.compile(r"\d (ms|s)\b"))
+    expect(picked).to_contain_text(re.compile(r"\d (ms|s|min)\b"))
     for fallback in answer["fallbacks"]:
         expect(receipt.locator(f"tr[data-candidate='{fallback}']")).to_be_visible()
     # The contract example's us-batch site is outside EU residency for an interactive request.
