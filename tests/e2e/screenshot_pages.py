@@ -3,7 +3,7 @@
 Not a test: run it against `make run` (or honcho with LOCUS_WEB_PORT set) once data flows,
 
     .venv/bin/python -m tests.e2e.screenshot_pages --url http://127.0.0.1:8000 \\
-        --password "$(cat var/demo/admin-password)" [--out docs/screenshots]
+        --password "$(cat var/demo/admin-password)" [--range 15m] [--out docs/screenshots]
 
 It signs in as the demo admin, opens each page, waits for its data, and saves one PNG per
 page (the README's table shows them).
@@ -27,7 +27,7 @@ def _shoot(page: Page, out: Path, name: str) -> None:
     print(f"saved {out / name}.png")
 
 
-def capture(url: str, username: str, password: str, out: Path) -> None:
+def capture(url: str, username: str, password: str, out: Path, time_range: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -43,7 +43,7 @@ def capture(url: str, username: str, password: str, out: Path) -> None:
 
         expect(page.get_by_test_id("fleet-grid")).to_be_visible()
         _shoot(page, out, "fleet")
-        page.goto("/series")
+        page.goto(f"/series?range={time_range}")
         expect(page.get_by_test_id("fleet-charts")).to_be_visible()
         _shoot(page, out, "time-series")
         page.goto("/decisions")
@@ -69,9 +69,16 @@ def capture(url: str, username: str, password: str, out: Path) -> None:
         _shoot(page, out, "api-keys")
         page.goto("/")
         grid = page.get_by_test_id("fleet-grid")
-        troubled = grid.locator("[data-health='bad'], [data-health='warn']")
-        target = troubled.first if troubled.count() else grid.locator(".grid-cell").first
+        # A drained or cordoned node shows who took it out and why.
+        target = grid.locator(".grid-cell").first
+        for health in ("out", "bad", "warn"):
+            cells = grid.locator(f"[data-health='{health}']")
+            if cells.count():
+                target = cells.first
+                break
         target.click()
+        expect(page.get_by_test_id("node-actions")).to_be_visible()
+        page.goto(f"{page.url}?range={time_range}")
         expect(page.get_by_test_id("node-actions")).to_be_visible()
         _shoot(page, out, "node-detail")
         page.goto("/api/docs/")
@@ -86,8 +93,9 @@ def main() -> None:
     parser.add_argument("--username", default="admin")
     parser.add_argument("--password", required=True)
     parser.add_argument("--out", type=Path, default=DOCS_SCREENSHOTS)
+    parser.add_argument("--range", default="15m", help="time range of the chart pages")
     args = parser.parse_args()
-    capture(args.url, args.username, args.password, args.out)
+    capture(args.url, args.username, args.password, args.out, args.range)
 
 
 if __name__ == "__main__":

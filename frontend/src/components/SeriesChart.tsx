@@ -51,7 +51,7 @@ function overlay(thresholds: Threshold[], marks: ChartMark[]): uPlot.Plugin {
         ctx.strokeStyle = cssVar("--bad");
         ctx.fillStyle = cssVar("--bad");
         ctx.setLineDash([6 * ratio, 4 * ratio]);
-        ctx.textAlign = "right";
+        ctx.textAlign = "left"; // recent data sits at the right: label thresholds at the left
         for (const th of thresholds) {
           const y = u.valToPos(th.value, "y", true);
           if (y < bbox.top || y > bbox.top + bbox.height) continue;
@@ -59,20 +59,25 @@ function overlay(thresholds: Threshold[], marks: ChartMark[]): uPlot.Plugin {
           ctx.moveTo(bbox.left, y);
           ctx.lineTo(bbox.left + bbox.width, y);
           ctx.stroke();
-          ctx.fillText(th.label, bbox.left + bbox.width - 4 * ratio, y - 3 * ratio);
+          ctx.fillText(th.label, bbox.left + 4 * ratio, y - 3 * ratio);
         }
         ctx.strokeStyle = cssVar("--info");
         ctx.fillStyle = cssVar("--info");
         ctx.setLineDash([2 * ratio, 3 * ratio]);
-        ctx.textAlign = "left";
-        for (const mark of marks) {
+        for (const [i, mark] of marks.entries()) {
           const x = u.valToPos(mark.t, "x", true);
           if (x < bbox.left || x > bbox.left + bbox.width) continue;
           ctx.beginPath();
           ctx.moveTo(x, bbox.top);
           ctx.lineTo(x, bbox.top + bbox.height);
           ctx.stroke();
-          ctx.fillText(mark.label, x + 3 * ratio, bbox.top + 12 * ratio);
+          // The label goes on whichever side of the line has room, a line lower per mark so
+          // close moves do not print over each other.
+          const width = ctx.measureText(mark.label).width;
+          const right = x + 3 * ratio + width <= bbox.left + bbox.width;
+          ctx.textAlign = right ? "left" : "right";
+          const y = bbox.top + (12 + 13 * (i % 3)) * ratio;
+          ctx.fillText(mark.label, right ? x + 3 * ratio : x - 3 * ratio, y);
         }
         ctx.restore();
       },
@@ -102,7 +107,7 @@ export function SeriesChart(props: SeriesChartProps) {
           x: { time: true },
           y: log ? { distr: 3, log: 10 } : range ? { range } : {},
         },
-        axes: axes(format),
+        axes: axes(format, log),
         series: [
           { value: (_u: uPlot, v: number | null) => (v == null ? "—" : timestamp(v * 1000)) },
           ...lines.map((line, i) => ({
