@@ -12,6 +12,7 @@ page (the README's table shows them).
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 from playwright.sync_api import Page, ViewportSize, expect, sync_playwright
@@ -68,14 +69,14 @@ def capture(url: str, username: str, password: str, out: Path, time_range: str) 
         expect(page.get_by_test_id("api-keys")).to_be_visible()
         _shoot(page, out, "api-keys")
         page.goto("/")
-        grid = page.get_by_test_id("fleet-grid")
-        # A drained or cordoned node shows who took it out and why.
-        target = grid.locator(".grid-cell").first
-        for health in ("out", "bad", "warn"):
-            cells = grid.locator(f"[data-health='{health}']")
-            if cells.count():
-                target = cells.first
-                break
+        # A drained or cordoned node shows who took it out and why; else one with trouble.
+        expect(page.get_by_test_id("fleet-grid")).to_be_visible()
+        page.wait_for_timeout(2000)  # telemetry, breaches and breakers load after the nodes
+        taken_out = page.locator(".node-card").filter(
+            has=page.get_by_test_id("state-badge").filter(has_text=re.compile("draining|cordoned"))
+        )
+        troubled = page.get_by_test_id("fleet-grid").locator("[data-health='bad'], .grid-cell")
+        target = taken_out.first if taken_out.count() else troubled.first
         target.click()
         expect(page.get_by_test_id("node-actions")).to_be_visible()
         page.goto(f"{page.url}?range={time_range}")
