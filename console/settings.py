@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "channels",
     "axes",
     "console.access",
@@ -328,6 +329,11 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "console.api.schema.add_error_responses",
     ],
+    # Swagger UI and ReDoc from the sidecar package's static files, not a CDN: the docs load
+    # offline and under a strict network policy (drf-spectacular docs, "Self-contained UI").
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 LOGGING = {

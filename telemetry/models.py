@@ -37,6 +37,8 @@ class TelemetryBatch(models.Model):
     last_error = models.TextField(blank=True)
 
     class Meta:
+        verbose_name = "telemetry batch"
+        verbose_name_plural = "telemetry batches"
         indexes = [models.Index(fields=["enqueued_at"], name="telemetry_batch_enqueued")]
 
     def __str__(self) -> str:
@@ -131,6 +133,8 @@ class SlaBreach(models.Model):
     resolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "SLA breach"
+        verbose_name_plural = "SLA breaches"
         ordering = ["-opened_at"]
         indexes = [
             models.Index(fields=["status", "opened_at"], name="telemetry_breach_status"),

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from django.db.models import QuerySet
+from django.db.models import Avg, QuerySet
 
+from console.buckets import EpochBucket
 from telemetry.models import Reading, ReadingRollup, Series, SlaBreach
 from telemetry.state import NodeTelemetry, read_nodes
 
@@ -19,6 +20,7 @@ __all__ = [
     "NodeTelemetry",
     "SeriesPoints",
     "breach_list",
+    "fleet_metric_buckets",
     "latest_fleet_state",
     "latest_node_state",
     "node_metric_names",
@@ -95,6 +97,23 @@ def node_series(
         raw[sid].append((datetime.fromtimestamp(start_s, tz=UTC), total / n))
     result = [SeriesPoints(labels=labels[sid], points=pts) for sid, pts in raw.items() if pts]
     return result, truncated
+
+
+def fleet_metric_buckets(
+    *, metric: str, start: datetime, end: datetime, step: int
+) -> dict[int, float]:
+    """A canonical node metric averaged over the whole fleet per `step`-second bucket (epoch
+    seconds of the bucket's start -> mean of every reading in it), computed in the database."""
+    rows = (
+        Reading.objects.filter(
+            series__in=Series.objects.filter(metric=metric), ts__gte=start, ts__lt=end
+        )
+        .annotate(bucket=EpochBucket("ts", step))
+        .values("bucket")
+        .annotate(mean=Avg("value"))
+        .values_list("bucket", "mean")
+    )
+    return {int(bucket): float(mean) for bucket, mean in rows}
 
 
 def breach_list(

@@ -7,4 +7,7 @@ class AccessConfig(AppConfig):
     verbose_name = "Access"
 
     def ready(self) -> None:
-        from console.access import signals  # noqa: F401  (creates the role groups)
+        from console.access import (  # noqa: F401  (role groups; the schema's bearer scheme)
+            schema,
+            signals,
+        )

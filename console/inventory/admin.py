@@ -1,10 +1,12 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
 from console.inventory.models import (
     Accelerator,
     FleetSettings,
     Link,
     Node,
+    NodeStateChange,
     Profile,
     ServedModel,
     Site,
@@ -69,3 +71,18 @@ class SourceAdmin(admin.ModelAdmin):
 
 admin.site.register(FleetSettings)
 admin.site.register(WorkloadShare)
+
+
+@admin.register(NodeStateChange)
+class NodeStateChangeAdmin(admin.ModelAdmin):
+    """Read-only: the audit trail is written by `node_change_state` alone."""
+
+    list_display = ("at", "node", "action", "from_state", "to_state", "actor", "reason")
+    list_filter = ("action", "to_state")
+    search_fields = ("node__name", "actor", "reason")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False

@@ -163,6 +163,9 @@ class Node(models.Model):
     state = models.CharField(max_length=16, choices=NodeState.choices, default=NodeState.ACTIVE)
     state_reason = models.CharField(max_length=500, blank=True)
     state_changed_at = models.DateTimeField(null=True, blank=True)
+    state_changed_by = models.CharField(
+        max_length=150, blank=True, help_text="Who made the last state change (an identity)."
+    )
     labels = models.JSONField(default=dict, blank=True)
     exporter_urls = models.JSONField(
         default=list, blank=True, help_text="Exporter /metrics URLs scraped on a schedule."
@@ -186,6 +189,27 @@ class Node(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class NodeStateChange(models.Model):
+    """Audit trail of operators' node state changes: who drained, cordoned, uncordoned or
+    marked a node down, when, from which state, and why."""
+
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="state_changes")
+    action = models.CharField(max_length=16)
+    from_state = models.CharField(max_length=16)
+    to_state = models.CharField(max_length=16)
+    reason = models.CharField(max_length=500, blank=True)
+    actor = models.CharField(
+        max_length=150, help_text="A username, `key:NAME` for an API key, or `system`."
+    )
+    at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.node}: {self.from_state} → {self.to_state} by {self.actor}"
 
 
 class Slo(models.Model):

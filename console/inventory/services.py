@@ -20,6 +20,7 @@ from console.inventory.models import (
     FleetSettings,
     Link,
     Node,
+    NodeStateChange,
     Profile,
     ServedModel,
     Site,
@@ -360,11 +361,23 @@ TARGET_STATE: dict[str, str] = {
 }
 
 
+# Actions that take a node out of service on purpose need a reason, so whoever finds it
+# drained or cordoned later knows why (issue #17: "drain and cordon require a reason").
+REASON_REQUIRED = frozenset({"drain", "cordon"})
+
+
 @transaction.atomic
-def node_change_state(*, node: Node, action: str, reason: str = "") -> Node:
-    """Drain, cordon, uncordon or mark a node down; refuses moves that make no sense."""
+def node_change_state(*, node: Node, action: str, actor: str, reason: str = "") -> Node:
+    """Drain, cordon, uncordon or mark a node down as `actor`; refuses moves that make no
+    sense and drains or cordons without a reason; every change is audited."""
     if action not in TARGET_STATE:
         raise ApplicationError(f"Unknown node action {action!r}.")
+    reason = reason.strip()
+    if action in REASON_REQUIRED and not reason:
+        raise ApplicationError(
+            f"Say why you {action} node {node.name!r}.",
+            errors={"reason": [f"A reason is required to {action} a node."]},
+        )
     node = Node.objects.select_for_update().get(pk=node.pk)
     if node.state not in NODE_TRANSITIONS[action]:
         raise ApplicationError(
@@ -375,7 +388,17 @@ def node_change_state(*, node: Node, action: str, reason: str = "") -> Node:
     node.state = TARGET_STATE[action]
     node.state_reason = reason
     node.state_changed_at = timezone.now()
-    node.save(update_fields=["state", "state_reason", "state_changed_at"])
+    node.state_changed_by = actor
+    node.save(update_fields=["state", "state_reason", "state_changed_at", "state_changed_by"])
+    NodeStateChange.objects.create(
+        node=node,
+        action=action,
+        from_state=previous,
+        to_state=node.state,
+        reason=reason,
+        actor=actor,
+        at=node.state_changed_at,
+    )
     send_event(
         "node.state",
         {
@@ -383,6 +406,7 @@ def node_change_state(*, node: Node, action: str, reason: str = "") -> Node:
             "state": node.state,
             "previous": previous,
             "reason": reason,
+            "by": actor,
             "ts": node.state_changed_at.isoformat(),
         },
     )

@@ -42,6 +42,7 @@ class NodeStateEvent(_Event):
     state: str
     previous: str | None = None
     reason: str = ""
+    by: str = ""
     ts: str
 
 

@@ -62,6 +62,8 @@ BREAKER_OPEN = Gauge(
     "locus_breakers_open", "Nodes whose breaker is open now.", multiprocess_mode="max"
 )
 OUTCOMES = Counter("locus_outcomes_total", "Outcomes reported for decisions.", ["ok"])
+for _ok in ("true", "false"):
+    OUTCOMES.labels(ok=_ok)
 SNAPSHOT_AGE = Gauge(
     "locus_snapshot_age_seconds", "Age of the engine's inventory snapshot.", multiprocess_mode="max"
 )

@@ -10,6 +10,8 @@ class DecisionRecord(models.Model):
 
     `arm` says which rollout arm served it (active or canary); `shadow_node` what the shadow
     policy would have picked. The outcome fields are filled when the caller reports back.
+    `receipt` says why (`console.placement.receipts`): the top candidates with their scores
+    and estimates, and the rejected nodes counted by reason.
     """
 
     id = models.CharField(primary_key=True, max_length=32)
@@ -43,6 +45,7 @@ class DecisionRecord(models.Model):
     ok = models.BooleanField(null=True)
     slo_met = models.BooleanField(null=True)
     outcome_at = models.DateTimeField(null=True, blank=True)
+    receipt = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

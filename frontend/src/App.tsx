@@ -3,7 +3,9 @@ import { createBrowserRouter, RouterProvider } from "react-router";
 import { SessionProvider } from "./auth/session";
 import { Shell } from "./components/Shell";
 import { LiveProvider } from "./live/context";
+import ApiKeys from "./pages/ApiKeys";
 import FleetOverview from "./pages/FleetOverview";
+import FleetSeries from "./pages/FleetSeries";
 import Inventory from "./pages/Inventory";
 import LiveDecisions from "./pages/LiveDecisions";
 import NodeDetail from "./pages/NodeDetail";
@@ -19,11 +21,13 @@ const router = createBrowserRouter([
     children: [
       { index: true, element: <FleetOverview /> },
       { path: "nodes/:name", element: <NodeDetail /> },
+      { path: "series", element: <FleetSeries /> },
       { path: "decisions", element: <LiveDecisions /> },
       { path: "slos", element: <SlosBreaches /> },
       { path: "policies", element: <Policies /> },
       { path: "training", element: <TrainingRuns /> },
       { path: "inventory/:kind?", element: <Inventory /> },
+      { path: "keys", element: <ApiKeys /> },
       { path: "*", element: <NotFound /> },
     ],
   },

@@ -133,12 +133,46 @@ def test_drain_then_uncordon_a_node(fleet: Any, client_for: Any) -> None:
     assert response.status_code == 200
     assert response.json()["state"] == "draining"
     assert Node.objects.get(name="muc-l4-1").state_reason == "kernel upgrade"
-    again = operator.post("/api/v1/nodes/muc-l4-1/cordon", {}, format="json")
+    again = operator.post("/api/v1/nodes/muc-l4-1/cordon", {"reason": "x"}, format="json")
     assert again.status_code == 409 and "it is draining" in again.json()["message"]
     assert (
         operator.post("/api/v1/nodes/muc-l4-1/uncordon", {}, format="json").json()["state"]
         == "active"
     )
+
+
+@pytest.mark.parametrize("action", ["drain", "cordon"])
+@pytest.mark.parametrize("reason", [None, "", "   "])
+def test_it_refuses_to_take_a_node_out_without_a_reason(
+    fleet: Any, client_for: Any, action: str, reason: str | None
+) -> None:
+    body = {} if reason is None else {"reason": reason}
+    response = client_for("operator").post(f"/api/v1/nodes/muc-l4-1/{action}", body, format="json")
+    assert response.status_code == 400
+    assert "reason" in response.json()["errors"]
+    node = Node.objects.get(name="muc-l4-1")
+    assert node.state == "active" and not node.state_changes.exists()
+
+
+def test_a_state_change_records_who_did_it_when_and_why(fleet: Any, client_for: Any) -> None:
+    operator = client_for("operator")
+    drained = operator.post(
+        "/api/v1/nodes/muc-l4-1/drain", {"reason": "  GPU ECC errors  "}, format="json"
+    ).json()
+    assert drained["state_reason"] == "GPU ECC errors"
+    who = drained["state_changed_by"]
+    assert who.startswith("operator-") and drained["state_changed_at"]
+    operator.post("/api/v1/nodes/muc-l4-1/uncordon", {}, format="json")
+    history = client_for("viewer").get("/api/v1/nodes/muc-l4-1/state-changes").json()
+    assert [(h["action"], h["from_state"], h["to_state"], h["actor"]) for h in history] == [
+        ("uncordon", "draining", "active", who),
+        ("drain", "active", "draining", who),
+    ]
+    assert history[1]["reason"] == "GPU ECC errors"
+    refused = client_for("viewer").post(
+        "/api/v1/nodes/muc-l4-1/drain", {"reason": "curious"}, format="json"
+    )
+    assert refused.status_code == 403
 
 
 def test_a_node_in_use_cannot_lose_its_site(fleet: Any, client_for: Any) -> None:

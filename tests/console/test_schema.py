@@ -20,8 +20,28 @@ def test_the_openapi_schema_validates(client_for: Any) -> None:
         assert path in schema["paths"], path
 
 
-def test_the_docs_page_renders(client_for: Any) -> None:
-    assert client_for("viewer").get("/api/docs/").status_code == 200
+def test_the_schema_documents_bearer_api_keys(client_for: Any) -> None:
+    schema = client_for("viewer").get("/api/schema/?format=json").json()
+    assert schema["components"]["securitySchemes"]["apiKey"]["scheme"] == "bearer"
+    assert {"apiKey": []} in schema["paths"]["/api/v1/placements"]["post"]["security"]
+
+
+def test_the_docs_page_loads_swagger_from_this_server(client_for: Any) -> None:
+    """Offline docs: every script and stylesheet of /api/docs/ is one of this server's static
+    files (collected by `collectstatic`, served by WhiteNoise), none from a CDN."""
+    import re
+
+    from django.contrib.staticfiles import finders
+
+    viewer = client_for("viewer")
+    page = viewer.get("/api/docs/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assets = re.findall(r'(?:src|href)="([^"]+\.(?:js|css))"', html)
+    assert assets, html
+    for url in assets:
+        assert url.startswith("/static/"), url
+        assert finders.find(url.removeprefix("/static/")), url
 
 
 def test_the_schema_needs_a_signed_in_caller(client_for: Any) -> None:

@@ -155,6 +155,11 @@ def test_make_run_brings_up_a_living_console(
     assert _poll("exporter telemetry reaches the API", fresh_telemetry, deadline) > 0
     page = session.get(f"{base}/", timeout=5)
     assert page.ok and '<div id="root"' in page.text
+    lines = (tmp_path / "make-run.log").read_text().splitlines()
+    signin = [i for i, line in enumerate(lines) if f"sign in as admin / {password}" in line]
+    banners = [i for i, line in enumerate(lines) if "started (pid=" in line]
+    assert banners and signin and signin[-1] > max(banners), "\n".join(lines[-40:])
+    assert f"open {base}/" in lines[signin[-1]]
 
     os.killpg(make_run.pid, signal.SIGINT)  # what Ctrl-C sends to the foreground group
     make_run.wait(timeout=60)

@@ -225,19 +225,15 @@ def page(browser, console_url: str):  # type: ignore[no-untyped-def]
 
 
 class Screenshots:
-    """Saves a test's screenshots into tests/artifacts/ (every run; CI keeps them), and the
-    curated ones into docs/screenshots/ for the README when LOCUS_UPDATE_DOCS_SCREENSHOTS=1,
-    so an ordinary test run leaves the work tree clean."""
+    """Saves a test's screenshots into tests/artifacts/ (every run; CI keeps them). The
+    README's screenshots come from the living demo instead (tests/e2e/screenshot_pages.py)."""
 
     def __init__(self, test_name: str) -> None:
         self.prefix = test_name.removeprefix("test_")
 
-    def take(self, page, name: str, *, docs: bool = False) -> None:  # type: ignore[no-untyped-def]
+    def take(self, page, name: str) -> None:  # type: ignore[no-untyped-def]
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"{self.prefix}--{name}.png"), full_page=True)
-        if docs and os.environ.get("LOCUS_UPDATE_DOCS_SCREENSHOTS") == "1":
-            DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(DOCS_SCREENSHOTS / f"{name}.png"))
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ EXAMPLE_NODES = ("muc-l4-1", "fra-h100-1")
 def test_it_signs_in_and_lands_on_the_fleet_overview(page, screenshots) -> None:  # type: ignore[no-untyped-def]
     page.goto("/inventory/nodes")
     page.wait_for_url(re.compile(r"/accounts/login/\?next=%2Finventory%2Fnodes$"))
-    screenshots.take(page, "login", docs=True)
+    screenshots.take(page, "login")
 
     sign_in(page, "otto")
     expect(page.get_by_role("heading", name="Fleet")).to_be_visible()
@@ -27,12 +27,12 @@ def test_it_signs_in_and_lands_on_the_fleet_overview(page, screenshots) -> None:
         expect(page.locator(f".tier[data-tier='{tier}']")).to_be_visible()
     expect(page.get_by_test_id("connection")).to_contain_text("Live")
     expect(page.get_by_test_id("user")).to_contain_text("otto (operator)")
-    screenshots.take(page, "fleet-overview", docs=True)
+    screenshots.take(page, "fleet-overview")
 
     page.get_by_role("button", name="Theme: system").click()
     page.get_by_role("button", name="Theme: light").click()
     expect(page.locator("html")).to_have_attribute("data-theme", "dark")
-    screenshots.take(page, "fleet-overview-dark", docs=True)
+    screenshots.take(page, "fleet-overview-dark")
 
     page.get_by_role("link", name="Live decisions").click()
     expect(page.get_by_test_id("sample-note")).to_contain_text("decisions/s")
@@ -54,14 +54,14 @@ def test_a_viewer_sees_no_operator_controls_and_the_api_refuses_them(page, scree
     expect(page.locator("figure[data-metric='ttft_p95_s']")).to_contain_text("No telemetry")
     expect(page.get_by_test_id("node-actions")).to_have_count(0)
     expect(page.get_by_role("button", name="Drain")).to_have_count(0)
-    screenshots.take(page, "node-detail-viewer", docs=True)
+    screenshots.take(page, "node-detail-viewer")
 
     page.goto("/inventory/sites")
     expect(page.get_by_role("cell", name="fra-core")).to_be_visible()
     expect(page.get_by_text("Read only")).to_be_visible()
     expect(page.get_by_role("button", name="New site")).to_have_count(0)
     expect(page.get_by_role("button", name="Edit")).to_have_count(0)
-    screenshots.take(page, "inventory-viewer", docs=True)
+    screenshots.take(page, "inventory-viewer")
 
     csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
     response = page.request.post(
@@ -84,9 +84,9 @@ def test_an_operator_drains_a_node_and_the_live_event_arrives(page, screenshots)
     expect(badge).to_have_text("draining")
     event = page.get_by_test_id("activity-feed").locator("li[data-type='node.state']").first
     expect(event).to_contain_text("muc-l4-1: active → draining")
-    expect(page.get_by_text("kernel upgrade")).to_be_visible()
+    expect(page.get_by_test_id("last-state-change")).to_contain_text("kernel upgrade")
     expect(page.get_by_role("button", name="Drain")).to_be_disabled()
-    screenshots.take(page, "node-detail-operator", docs=True)
+    screenshots.take(page, "node-detail-operator")
 
     page.get_by_role("link", name="← Fleet").click()
     card = page.locator(".node-card[data-node='muc-l4-1']")
@@ -107,7 +107,7 @@ def test_an_operator_edits_the_inventory_and_sees_field_errors(page, screenshots
     form.get_by_role("button", name="Save").click()
     expect(form.get_by_role("alert")).to_contain_text("The request is invalid.")
     expect(form.locator(".field-error").first).to_contain_text("required")
-    screenshots.take(page, "inventory-errors", docs=True)
+    screenshots.take(page, "inventory-errors")
 
     form.get_by_label("Tier").select_option("edge")
     form.get_by_label("Region").fill("eu-central")

@@ -87,7 +87,7 @@ def test_a_decision_made_over_the_api_appears_live_and_is_explained(  # type: ig
     expect(explained).to_contain_text("Chose")
     expect(explained.locator("tr.chosen")).to_have_count(1)
     page.evaluate("window.scrollTo(0, 0)")
-    screenshots.take(page, "decisions", docs=True)
+    screenshots.take(page, "decisions")
 
 
 def test_slow_outcomes_open_an_sla_breach_seen_live(  # type: ignore[no-untyped-def]
@@ -130,12 +130,12 @@ def test_slow_outcomes_open_an_sla_breach_seen_live(  # type: ignore[no-untyped-
     history.get_by_label("Status").select_option("open")
     expect(history.locator("tr", has_text=breached)).to_contain_text("open")
     expect(page.locator("[data-slo='interactive']")).to_contain_text("%")
-    screenshots.take(page, "slos", docs=True)
+    screenshots.take(page, "slos")
 
     page.get_by_role("link", name="Fleet").click()
     expect(page.get_by_test_id("open-breach-tile")).not_to_have_text("0")
     expect(page.get_by_test_id("attainment-interactive")).to_contain_text("%")
-    screenshots.take(page, "fleet-live", docs=True)
+    screenshots.take(page, "fleet-live")
 
 
 def test_two_admins_take_a_policy_from_registration_to_active(page, screenshots) -> None:  # type: ignore[no-untyped-def]
@@ -200,10 +200,10 @@ def test_two_admins_take_a_policy_from_registration_to_active(page, screenshots)
     expect(audit.locator("tr", has_text="e2e: canary healthy")).to_contain_text("alan")
     registered = audit.locator("tr", has_text="kv@e2e").filter(has_text="registered")
     expect(registered).to_contain_text("ada")
-    screenshots.take(page, "policies", docs=True)
+    screenshots.take(page, "policies")
 
     page.emulate_media(color_scheme="dark")
-    screenshots.take(page, "policies-dark", docs=True)
+    screenshots.take(page, "policies-dark")
 
 
 def test_a_viewer_sees_no_rollout_controls_and_the_api_refuses_approval(  # type: ignore[no-untyped-def]
@@ -255,7 +255,7 @@ def test_the_training_page_shows_a_finished_run_and_its_version(page, screenshot
     detail = page.get_by_test_id("run-detail")
     expect(detail.get_by_test_id("log-tail")).to_contain_text("ppo")
     expect(detail).to_contain_text("timesteps")
-    screenshots.take(page, "training", docs=True)
+    screenshots.take(page, "training")
 
     detail.get_by_test_id("run-version").click()
     expect(page.get_by_test_id("policy-detail")).to_contain_text("ppo@run-")

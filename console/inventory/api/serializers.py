@@ -11,6 +11,7 @@ from console.inventory.models import (
     Accelerator,
     Link,
     Node,
+    NodeStateChange,
     Profile,
     ServedModel,
     Site,
@@ -138,12 +139,13 @@ class NodeSerializer(_NamedSerializer):
             "state",
             "state_reason",
             "state_changed_at",
+            "state_changed_by",
             "labels",
             "exporter_urls",
             "address",
             "kv_capacity_gib",
         ]
-        read_only_fields = ["state", "state_reason", "state_changed_at"]
+        read_only_fields = ["state", "state_reason", "state_changed_at", "state_changed_by"]
         extra_kwargs = {
             "gpus": {"min_value": 1, "max_value": MAX_GPUS},
             "usd_per_hour": {"min_value": 0},
@@ -207,7 +209,19 @@ class NodeSerializer(_NamedSerializer):
 
 
 class NodeActionSerializer(serializers.Serializer):
-    reason = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
+    reason = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=500,
+        default="",
+        help_text="Why; required to drain or cordon.",
+    )
+
+
+class NodeStateChangeSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = NodeStateChange
+        fields = ["action", "from_state", "to_state", "reason", "actor", "at"]
 
 
 class SloSerializer(_NamedSerializer):

@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.identity import identity_of
 from console.access.permissions import OPERATORS, VIEWERS, inventory_access
 from console.api.errors import ApplicationError
 from console.api.parsers import SafeJSONParser, YamlTextParser
@@ -102,20 +103,39 @@ class ProfileViewSet(_InventoryViewSet):
     ordering = ["model__name", "accelerator__name"]
 
 
+STATE_CHANGES_SHOWN = 50
+
+
+def _caller_name(request: Request) -> str:
+    """The audit name of the caller (a username or `key:NAME`); every node action needs an
+    authenticated caller, so there always is one."""
+    identity = identity_of(request.user)
+    if identity is None:  # pragma: no cover - RolePermission lets no anonymous caller in
+        raise ApplicationError("Sign in or send an API key.", status_code=401)
+    return identity.name
+
+
 class NodeViewSet(_NamedViewSet):
     queryset = Node.objects.select_related("site", "accelerator").prefetch_related("served_models")
     serializer_class = s.NodeSerializer
     filterset_class = filtersets.NodeFilterSet
     ordering_fields = ["name", "usd_per_hour", "gpus", "state"]
     access = inventory_access(
-        drain=OPERATORS, cordon=OPERATORS, uncordon=OPERATORS, mark_down=OPERATORS
+        drain=OPERATORS,
+        cordon=OPERATORS,
+        uncordon=OPERATORS,
+        mark_down=OPERATORS,
+        state_changes=VIEWERS,
     )
 
     def _act(self, request: Request, verb: str) -> Response:
         body = s.NodeActionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         node = node_change_state(
-            node=self.get_object(), action=verb, reason=body.validated_data["reason"]
+            node=self.get_object(),
+            action=verb,
+            actor=_caller_name(request),
+            reason=body.validated_data["reason"],
         )
         return Response(s.NodeSerializer(self.get_queryset().get(pk=node.pk)).data)
 
@@ -142,6 +162,19 @@ class NodeViewSet(_NamedViewSet):
     def mark_down(self, request: Request, name: str) -> Response:
         """Declare the node down (failed); it receives nothing until uncordoned."""
         return self._act(request, "mark_down")
+
+    @extend_schema(responses=s.NodeStateChangeSerializer(many=True))
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="state-changes",
+        pagination_class=None,
+        filter_backends=[],
+    )
+    def state_changes(self, request: Request, name: str) -> Response:
+        """The node's last 50 state changes, newest first: who, when, from what, and why."""
+        changes = self.get_object().state_changes.all()[:STATE_CHANGES_SHOWN]
+        return Response(s.NodeStateChangeSerializer(changes, many=True).data)
 
 
 class SloViewSet(_NamedViewSet):

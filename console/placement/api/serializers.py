@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
 from rest_framework import serializers
 
+from console.buckets import MAX_BUCKETS, pick_step
 from console.placement.models import DecisionRecord
 
 
@@ -67,7 +72,119 @@ class OutcomeAnswerSerializer(serializers.Serializer):
     breaker = serializers.CharField()
 
 
+class ReceiptCandidateSerializer(serializers.Serializer):
+    node = serializers.CharField()
+    site = serializers.CharField()
+    score = serializers.FloatField()
+    ttft_ms = serializers.FloatField(help_text="Estimated time to first token.")
+    e2e_ms = serializers.FloatField(help_text="Estimated end-to-end latency.")
+    cost_usd = serializers.FloatField(help_text="Estimated cost of the request.")
+    kv_used = serializers.FloatField(help_text="KV cache use the engine saw (0..1).")
+    queue = serializers.IntegerField(help_text="Queue depth the engine saw.")
+
+
+class ReceiptSerializer(serializers.Serializer):
+    # Not required: records from before receipts hold `{}`.
+    v = serializers.IntegerField(required=False, help_text="Receipt format version.")
+    candidates = ReceiptCandidateSerializer(
+        many=True,
+        required=False,
+        help_text="The best candidates in rank order; the first is the pick.",
+    )
+    rejected = serializers.DictField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="Rejected nodes counted by reason.",
+    )
+
+
 class DecisionRecordSerializer(serializers.ModelSerializer):
+    receipt = ReceiptSerializer(
+        read_only=True,
+        help_text="Why this node: empty for decisions recorded before receipts were kept.",
+    )
+
     class Meta:
         model = DecisionRecord
         fields = "__all__"
+
+
+MAX_SERIES_RANGE = timedelta(days=7)
+
+
+class FleetSeriesQuerySerializer(serializers.Serializer):
+    """`?from=&to=&step=` of GET /api/v1/series/fleet: a bounded range, a sane step."""
+
+    start = serializers.DateTimeField(required=False, help_text="Default: an hour before `to`.")
+    end = serializers.DateTimeField(required=False, help_text="Default: now.")
+    step = serializers.IntegerField(
+        required=False, min_value=10, max_value=86400, help_text="Seconds per bucket."
+    )
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        # `from` and `to` are Python keywords: read and report them under their URL names.
+        names = {"start": "from", "end": "to", "step": "step"}
+        raw = {k: data.get(url) for k, url in names.items() if data.get(url) not in (None, "")}
+        try:
+            values: dict[str, Any] = super().to_internal_value(raw)
+        except serializers.ValidationError as exc:
+            detail = exc.detail if isinstance(exc.detail, dict) else {}
+            renamed = {names.get(k, k): v for k, v in detail.items()}
+            raise serializers.ValidationError(renamed) from None
+        end = values.get("end") or timezone.now()
+        start = values.get("start") or end - timedelta(hours=1)
+        if start >= end:
+            raise serializers.ValidationError({"from": ["Must be before `to`."]})
+        if end - start > MAX_SERIES_RANGE:
+            raise serializers.ValidationError({"from": ["The range is at most 7 days."]})
+        step = values.get("step") or pick_step(start, end)
+        if (end - start).total_seconds() / step > MAX_BUCKETS:
+            raise serializers.ValidationError(
+                {"step": [f"At most {MAX_BUCKETS} points: use a longer step or a shorter range."]}
+            )
+        return {"start": start, "end": end, "step": step}
+
+
+class SloSeriesSerializer(serializers.Serializer):
+    slo = serializers.CharField()
+    objective = serializers.FloatField(help_text="Share of requests that must meet the SLO.")
+    ttft_p95_ms = serializers.FloatField(allow_null=True)
+    e2e_p95_ms = serializers.FloatField(allow_null=True)
+    outcomes = serializers.ListField(child=serializers.IntegerField())
+    attainment = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    burn_rate = serializers.ListField(
+        child=serializers.FloatField(allow_null=True),
+        help_text="Misses over the error budget (1 - objective); above 1 spends it early.",
+    )
+
+
+class RolloutMarkSerializer(serializers.Serializer):
+    t = serializers.FloatField(help_text="Epoch seconds.")
+    kind = serializers.ChoiceField(choices=["shadow", "canary", "promote", "rollback"])
+    policy = serializers.CharField()
+    actor = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class FleetSeriesSerializer(serializers.Serializer):
+    """Series on one time axis `t` (bucket starts, epoch seconds); null means no data."""
+
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+    step = serializers.IntegerField()
+    t = serializers.ListField(child=serializers.IntegerField())
+    decisions_per_s = serializers.ListField(child=serializers.FloatField())
+    latency_us_mean = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    latency_us_max = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    fallbacks = serializers.ListField(child=serializers.IntegerField())
+    breaker_trips = serializers.ListField(child=serializers.IntegerField())
+    prefix_hit_rate = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    slos = SloSeriesSerializer(many=True)
+    marks = RolloutMarkSerializer(many=True)
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # The answer names its range `from` and `to`, as the query does (Python keywords).
+        fields = super().get_fields()
+        fields["from"] = fields.pop("start")
+        fields["to"] = fields.pop("end")
+        return fields

@@ -16,5 +16,6 @@ urlpatterns = [
     ),
     path("breakers", views.BreakerView.as_view(), name="breakers"),
     path("overview", views.OverviewView.as_view(), name="overview"),
+    path("series/fleet", views.FleetSeriesView.as_view(), name="series-fleet"),
     *router.urls,
 ]

@@ -25,6 +25,7 @@ from console.placement.api.bodies import (
 from console.placement.engine.runtime import DecisionNotFound, OutcomeAlreadyRecorded, runtime
 from console.placement.models import BreakerEvent, DecisionRecord
 from console.placement.selectors import decision_overview
+from console.placement.series import fleet_series
 
 
 def _caller(request: Request) -> str:
@@ -146,3 +147,23 @@ class OverviewView(APIView):
         if not 10 <= window <= 7 * 86400:
             raise ValidationError({"window": ["Between 10 seconds and 7 days."]})
         return Response(decision_overview(window_s=window))
+
+
+class FleetSeriesView(APIView):
+    access = {"GET": VIEWERS, "HEAD": VIEWERS, "OPTIONS": VIEWERS}
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("from", str, description="RFC 3339; default an hour before `to`"),
+            OpenApiParameter("to", str, description="RFC 3339; default now"),
+            OpenApiParameter("step", int, description="Seconds per bucket (default: ~240 points)"),
+        ],
+        responses={200: s.FleetSeriesSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        """Fleet-wide series for charts: decisions/s, decision latency, fallbacks, breaker
+        trips, prefix hit rate, SLO attainment and burn rate, and rollout marks (7 days at
+        most, 1000 points at most)."""
+        query = s.FleetSeriesQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(fleet_series(**query.validated_data))

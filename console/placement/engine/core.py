@@ -33,6 +33,10 @@ from optimizer.sim.cache import PrefixCache
 
 REASON_STALE = "stale_telemetry"
 REASON_BREAKER = "breaker_open"
+# Candidates every decision keeps, scored and estimated, for its receipt (docs/dashboard.md):
+# the pick plus the default fallbacks and one more, so a receipt shows why the fallbacks came
+# in that order without estimating every candidate of a large fleet on the hot path.
+RECEIPT_CANDIDATES = 5
 
 
 class UnknownName(ValueError):
@@ -259,8 +263,10 @@ class Engine:
             )
             if snap.rollout.shadow is not None:
                 decision.shadow = self._shadow(snap, request, candidates, pick, order)
-            if body.explain:
-                decision.candidates = _explain(request, candidates, scores, order, snap, now)
+            # Without `explain` only the top candidates are estimated: the decision record's
+            # receipt needs them, the answer does not carry them.
+            top = None if body.explain else RECEIPT_CANDIDATES
+            decision.candidates = _explain(request, candidates, scores, order, snap, now, top)
         decision.latency_us = (time.perf_counter() - start) * 1e6
         return decision
 
@@ -454,11 +460,15 @@ def _explain(
     order: list[int],
     snap: Snapshot,
     now: float,
+    top: int | None = None,
 ) -> list[dict[str, Any]]:
-    rank = {index: position for position, index in enumerate(order)}
-    est = estimate(request, candidates, snap.topology)
+    """The candidates in rank order with their scores and estimates; the best `top` only
+    when given (estimated alone: estimates are per candidate)."""
+    chosen = order if top is None else order[:top]
+    views = [candidates[i] for i in chosen]
+    est = estimate(request, views, snap.topology)
     rows: list[dict[str, Any]] = []
-    for i, view in enumerate(candidates):
+    for position, (i, view) in enumerate(zip(chosen, views, strict=True)):
         load = snap.loads.get(view.name)
         rows.append(
             {
@@ -466,10 +476,10 @@ def _explain(
                 "site": view.site,
                 "tier": view.tier,
                 "score": float(scores[i]),
-                "rank": rank[i] + 1,
-                "estimated_ttft_ms": round(float(est.ttft_s[i]) * 1000, 3),
-                "estimated_e2e_ms": round(float(est.e2e_s[i]) * 1000, 3),
-                "estimated_cost_usd": float(est.cost_usd[i]),
+                "rank": position + 1,
+                "estimated_ttft_ms": round(float(est.ttft_s[position]) * 1000, 3),
+                "estimated_e2e_ms": round(float(est.e2e_s[position]) * 1000, 3),
+                "estimated_cost_usd": float(est.cost_usd[position]),
                 "queue_depth": view.queue_depth,
                 "running": view.running,
                 "kv_used_fraction": view.kv_used_bytes / view.kv_capacity_bytes
@@ -479,5 +489,4 @@ def _explain(
                 "telemetry_age_s": None if load is None else round(load.age_s(now), 3),
             }
         )
-    rows.sort(key=lambda r: r["rank"])
     return rows

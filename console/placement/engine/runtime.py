@@ -32,7 +32,14 @@ from console.placement.engine.snapshot import (
     load_from_telemetry,
 )
 from console.placement.engine.writer import utcnow, write_to_database
-from console.placement.metrics import BREAKER_OPEN, BREAKER_TRIPS, DECISION_LATENCY, DECISIONS
+from console.placement.metrics import (
+    BREAKER_OPEN,
+    BREAKER_TRIPS,
+    DECISION_LATENCY,
+    DECISIONS,
+    OUTCOMES,
+)
+from console.placement.receipts import receipt_of
 from optimizer.policies import Policy, load_policy, scorer_digest
 
 logger = logging.getLogger(__name__)
@@ -235,6 +242,7 @@ class Runtime:
         if ttft_target_ms is not None and (ttft_ms is None or ttft_ms > ttft_target_ms):
             slo_met = False
         self.breakers.record(recent.node, ok)
+        OUTCOMES.labels(ok="true" if ok else "false").inc()
         at = utcnow()
         self.recorder.outcome(
             {
@@ -433,6 +441,7 @@ def _record_row(d: Decision) -> dict[str, Any]:
         "shadow_policy": shadow.get("policy", ""),
         "shadow_node": shadow.get("node", ""),
         "latency_us": d.latency_us,
+        "receipt": receipt_of(d),
     }
 
 

@@ -37,7 +37,7 @@ def write_to_database(records: list[dict[str, Any]], outcomes: list[dict[str, An
 
 
 # The columns a new record sets (the outcome columns stay NULL until reported); the keys of
-# runtime._record_row. `fallbacks` is the one JSON column.
+# runtime._record_row. `fallbacks` and `receipt` are the JSON columns.
 RECORD_COLUMNS = (
     "id",
     "created_at",
@@ -59,18 +59,21 @@ RECORD_COLUMNS = (
     "shadow_policy",
     "shadow_node",
     "latency_us",
+    "receipt",
 )
 _TABLE = "placement_decisionrecord"
 _COLUMNS_SQL = ", ".join(RECORD_COLUMNS)
 
 
 _FALLBACKS = RECORD_COLUMNS.index("fallbacks")
+_RECEIPT = RECORD_COLUMNS.index("receipt")
 _CREATED_AT = RECORD_COLUMNS.index("created_at")
 
 
 def _values(row: dict[str, Any]) -> list[Any]:
     values = [row[column] for column in RECORD_COLUMNS]
     values[_FALLBACKS] = json.dumps(row["fallbacks"])
+    values[_RECEIPT] = json.dumps(row["receipt"])
     return values
 
 
@@ -92,7 +95,7 @@ def _insert_postgresql(records: list[dict[str, Any]]) -> None:
         )
 
 
-# Rows per multi-row INSERT on SQLite: 45 x 20 parameters stays under the 999 that old SQLite
+# Rows per multi-row INSERT on SQLite: 45 x 21 parameters stays under the 999 that old SQLite
 # builds allow.
 SQLITE_ROWS_PER_STATEMENT = 45
 

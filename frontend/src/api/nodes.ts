@@ -1,5 +1,13 @@
 import { api, ApiError } from "./client";
-import type { LatestTelemetry, Node, NodeState, Page, Site, TelemetrySeries } from "./types";
+import type {
+  LatestTelemetry,
+  Node,
+  NodeState,
+  NodeStateChange,
+  Page,
+  Site,
+  TelemetrySeries,
+} from "./types";
 
 export type NodeAction = "drain" | "cordon" | "uncordon" | "mark-down";
 
@@ -20,6 +28,13 @@ export function nodeAction(name: string, action: NodeAction, reason: string): Pr
   const path = `/api/v1/nodes/${encodeURIComponent(name)}/${action}`;
   return api.request<Node>(path, { method: "POST", body: { reason } });
 }
+
+/** Actions that take a node out of service on purpose; the server refuses them without a
+ *  reason (400). */
+export const NEEDS_REASON: readonly NodeAction[] = ["drain", "cordon"];
+
+export const nodeStateChanges = (name: string) =>
+  api.request<NodeStateChange[]>(`/api/v1/nodes/${encodeURIComponent(name)}/state-changes`);
 
 /** A metric's series over a range (`step` in seconds), or null when the node has no telemetry
  *  API yet (404). */

@@ -3,6 +3,7 @@ import { api } from "./client";
 import type {
   Breach,
   DecisionRecord,
+  FleetSeries,
   Overview,
   Page,
   PlacementAnswer,
@@ -83,3 +84,7 @@ export const listModels = () =>
 
 export const getBreakers = () =>
   api.request<{ states: Record<string, string> }>("/api/v1/breakers");
+
+/** GET /api/v1/series/fleet over [from, to) (RFC 3339). */
+export const getFleetSeries = (range: { from: string; to: string }) =>
+  api.request<FleetSeries>("/api/v1/series/fleet", { query: range });

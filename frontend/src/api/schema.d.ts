@@ -461,6 +461,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/nodes/{name}/state-changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The node's last 50 state changes, newest first: who, when, from what, and why. */
+        get: operations["v1_nodes_state_changes_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/nodes/{name}/telemetry": {
         parameters: {
             query?: never;
@@ -792,6 +809,27 @@ export interface paths {
         };
         /** @description The serving policies and, during a canary, both arms' live outcome figures. */
         get: operations["v1_rollout_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/series/fleet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Fleet-wide series for charts: decisions/s, decision latency, fallbacks, breaker
+         *     trips, prefix hit rate, SLO attainment and burn rate, and rollout marks (7 days at
+         *     most, 1000 points at most).
+         */
+        get: operations["v1_series_fleet_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1303,6 +1341,8 @@ export interface components {
         };
         DecisionRecord: {
             id: string;
+            /** @description Why this node: empty for decisions recorded before receipts were kept. */
+            readonly receipt: components["schemas"]["Receipt"];
             /** Format: date-time */
             created_at: string;
             source?: string;
@@ -1343,6 +1383,23 @@ export interface components {
             loads?: number[];
             seeds?: number[];
         };
+        /** @description Series on one time axis `t` (bucket starts, epoch seconds); null means no data. */
+        FleetSeries: {
+            step: number;
+            t: number[];
+            decisions_per_s: number[];
+            latency_us_mean: (number | null)[];
+            latency_us_max: (number | null)[];
+            fallbacks: number[];
+            breaker_trips: number[];
+            prefix_hit_rate: (number | null)[];
+            slos: components["schemas"]["SloSeries"][];
+            marks: components["schemas"]["RolloutMark"][];
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+        };
         IssuedApiKey: {
             readonly id: number;
             name: string;
@@ -1360,12 +1417,6 @@ export interface components {
             /** @description The bearer token; shown only once. */
             readonly key: string;
         };
-        /**
-         * @description * `heuristic` - Built-in heuristic
-         *     * `learned` - Trained scorer
-         * @enum {string}
-         */
-        KindEnum: "heuristic" | "learned";
         Link: {
             readonly id: number;
             a: string;
@@ -1415,6 +1466,8 @@ export interface components {
             readonly state_reason: string;
             /** Format: date-time */
             readonly state_changed_at: string | null;
+            /** @description Who made the last state change (an identity). */
+            readonly state_changed_by: string;
             labels?: unknown;
             /** @description Exporter /metrics URLs scraped on a schedule. */
             exporter_urls?: unknown;
@@ -1424,7 +1477,10 @@ export interface components {
             readonly kv_capacity_gib: number;
         };
         NodeActionRequest: {
-            /** @default  */
+            /**
+             * @description Why; required to drain or cordon.
+             * @default
+             */
             reason?: string;
         };
         /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
@@ -1450,6 +1506,16 @@ export interface components {
          * @enum {string}
          */
         NodeRoleEnum: "mixed" | "prefill" | "decode";
+        NodeStateChange: {
+            action: string;
+            from_state: string;
+            to_state: string;
+            reason?: string;
+            /** @description A username, `key:NAME` for an API key, or `system`. */
+            actor: string;
+            /** Format: date-time */
+            at: string;
+        };
         /**
          * @description * `active` - Active
          *     * `cordoned` - Cordoned (no new requests)
@@ -1967,7 +2033,7 @@ export interface components {
             readonly id: number;
             name: string;
             version: string;
-            kind: components["schemas"]["KindEnum"];
+            kind: components["schemas"]["PolicyVersionKindEnum"];
             /** @description For heuristics: the built-in policy's name. */
             heuristic?: string;
             /** @description For trained scorers: the directory from train. */
@@ -2000,6 +2066,12 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        /**
+         * @description * `heuristic` - Built-in heuristic
+         *     * `learned` - Trained scorer
+         * @enum {string}
+         */
+        PolicyVersionKindEnum: "heuristic" | "learned";
         /**
          * @description * `candidate` - Candidate
          *     * `approved` - Approved
@@ -2035,6 +2107,44 @@ export interface components {
             /** Format: int64 */
             max_batch: number;
         };
+        Receipt: {
+            /** @description Receipt format version. */
+            v?: number;
+            /** @description The best candidates in rank order; the first is the pick. */
+            candidates?: components["schemas"]["ReceiptCandidate"][];
+            /** @description Rejected nodes counted by reason. */
+            rejected?: {
+                [key: string]: number;
+            };
+        };
+        ReceiptCandidate: {
+            node: string;
+            site: string;
+            /** Format: double */
+            score: number;
+            /**
+             * Format: double
+             * @description Estimated time to first token.
+             */
+            ttft_ms: number;
+            /**
+             * Format: double
+             * @description Estimated end-to-end latency.
+             */
+            e2e_ms: number;
+            /**
+             * Format: double
+             * @description Estimated cost of the request.
+             */
+            cost_usd: number;
+            /**
+             * Format: double
+             * @description KV cache use the engine saw (0..1).
+             */
+            kv_used: number;
+            /** @description Queue depth the engine saw. */
+            queue: number;
+        };
         Rejected: {
             node: string;
             reason: string;
@@ -2047,6 +2157,25 @@ export interface components {
          * @enum {string}
          */
         RoleFccEnum: "viewer" | "operator" | "admin" | "service";
+        RolloutMark: {
+            /**
+             * Format: double
+             * @description Epoch seconds.
+             */
+            t: number;
+            kind: components["schemas"]["RolloutMarkKindEnum"];
+            policy: string;
+            actor: string;
+            reason: string;
+        };
+        /**
+         * @description * `shadow` - shadow
+         *     * `canary` - canary
+         *     * `promote` - promote
+         *     * `rollback` - rollback
+         * @enum {string}
+         */
+        RolloutMarkKindEnum: "shadow" | "canary" | "promote" | "rollback";
         /** @description One sample of POST /telemetry/samples (documentation; validation is in parsing.py). */
         SampleRequest: {
             node: string;
@@ -2124,6 +2253,22 @@ export interface components {
             max_usd_per_1k?: number | null;
             /** Format: double */
             max_error_rate?: number | null;
+        };
+        SloSeries: {
+            slo: string;
+            /**
+             * Format: double
+             * @description Share of requests that must meet the SLO.
+             */
+            objective: number;
+            /** Format: double */
+            ttft_p95_ms: number | null;
+            /** Format: double */
+            e2e_p95_ms: number | null;
+            outcomes: number[];
+            attainment: (number | null)[];
+            /** @description Misses over the error budget (1 - objective); above 1 spends it early. */
+            burn_rate: (number | null)[];
         };
         /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         Source: {
@@ -5893,6 +6038,99 @@ export interface operations {
             };
         };
     };
+    v1_nodes_state_changes_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeStateChange"][];
+                };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     v1_nodes_telemetry_retrieve: {
         parameters: {
             query?: {
@@ -8203,6 +8441,104 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_series_fleet_retrieve: {
+        parameters: {
+            query?: {
+                /** @description RFC 3339; default an hour before `to` */
+                from?: string;
+                /** @description Seconds per bucket (default: ~240 points) */
+                step?: number;
+                /** @description RFC 3339; default now */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FleetSeries"];
+                };
             };
             /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
             400: {

@@ -38,9 +38,17 @@ export interface LatestTelemetry {
   running: number | null;
   kv_usage: number | null;
   gpu_util: number | null;
+  ttft_p95_s: number | null;
+  prefix_hit_rate: number | null;
 }
 
 export type DecisionRecord = Schemas["DecisionRecord"];
+export type Receipt = Schemas["Receipt"];
+export type FleetSeries = Schemas["FleetSeries"];
+export type RolloutMark = Schemas["RolloutMark"];
+export type NodeStateChange = Schemas["NodeStateChange"];
+export type ApiKey = Schemas["ApiKey"];
+export type IssuedApiKey = Schemas["IssuedApiKey"];
 export type Breach = Schemas["Breach"];
 export type PolicyVersion = Schemas["PolicyVersion"];
 export type PolicyState = NonNullable<PolicyVersion["state"]>;

@@ -1,11 +1,12 @@
 import type { LiveEvent } from "../live/stream";
 import { useActivity } from "../live/context";
+import { timestamp } from "../lib/format";
 
 function describe(event: LiveEvent): string {
   const f = (key: string) => String(event[key] ?? "?");
   switch (event.type) {
     case "node.state":
-      return `${f("node")}: ${event.previous ? `${f("previous")} → ` : ""}${f("state")}`;
+      return `${f("node")}: ${event.previous ? `${f("previous")} → ` : ""}${f("state")}${event.by ? ` by ${f("by")}` : ""}`;
     case "node.freshness":
       return `${f("node")}: telemetry ${event.fresh ? "fresh" : "stale"}`;
     case "decision":
@@ -24,8 +25,7 @@ function describe(event: LiveEvent): string {
 }
 
 function timeOf(event: LiveEvent): string {
-  const ts = typeof event.ts === "string" ? new Date(event.ts) : null;
-  return ts && !Number.isNaN(ts.getTime()) ? ts.toLocaleTimeString() : "";
+  return typeof event.ts === "string" ? timestamp(event.ts) : "";
 }
 
 export function ActivityFeed() {

@@ -1,19 +1,42 @@
-import { NavLink, Outlet } from "react-router";
+import { NavLink, Outlet, useSearchParams } from "react-router";
 
 import { csrfToken } from "../api/client";
 import { useMe } from "../auth/session";
+import { can, type Capability } from "../auth/roles";
+import { RANGE_PARAM } from "../lib/timeRange";
 import { ActivityFeed } from "./ActivityFeed";
+import { BreachCount } from "./BreachCount";
 import { ConnectionIndicator } from "./ConnectionIndicator";
+import { TimeRangePicker } from "./TimeRangePicker";
 import { useTheme } from "./theme";
 
-export const NAVIGATION = [
+export const NAVIGATION: { to: string; label: string; end?: boolean; needs?: Capability }[] = [
   { to: "/", label: "Fleet", end: true },
+  { to: "/series", label: "Time series" },
   { to: "/decisions", label: "Live decisions" },
   { to: "/slos", label: "SLOs & breaches" },
   { to: "/policies", label: "Policies" },
   { to: "/training", label: "Training runs" },
   { to: "/inventory", label: "Inventory" },
+  { to: "/keys", label: "API keys", needs: "manage-keys" },
 ];
+
+/** Main navigation; links keep the time range, so every page shows the same window. */
+function Navigation() {
+  const [params] = useSearchParams();
+  const me = useMe();
+  const range = params.get(RANGE_PARAM);
+  const search = range ? `?${RANGE_PARAM}=${encodeURIComponent(range)}` : "";
+  return (
+    <nav aria-label="Main">
+      {NAVIGATION.filter((item) => !item.needs || can(me, item.needs)).map((item) => (
+        <NavLink key={item.to} to={{ pathname: item.to, search }} end={item.end}>
+          {item.label}
+        </NavLink>
+      ))}
+    </nav>
+  );
+}
 
 function LogoutButton() {
   // Django's LogoutView takes a POST with the CSRF token, then follows `next`.
@@ -35,14 +58,10 @@ export function Shell() {
     <div className="shell">
       <header className="topbar">
         <span className="brand">Locus</span>
-        <nav aria-label="Main">
-          {NAVIGATION.map((item) => (
-            <NavLink key={item.to} to={item.to} end={item.end}>
-              {item.label}
-            </NavLink>
-          ))}
-        </nav>
+        <Navigation />
         <div className="topbar-end">
+          <TimeRangePicker />
+          <BreachCount />
           <ConnectionIndicator />
           <button
             type="button"

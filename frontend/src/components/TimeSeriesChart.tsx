@@ -3,6 +3,7 @@ import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 
 import { alignSeries, type Point } from "./alignSeries";
+import { axes, cssVar, tzDate } from "./chartAxes";
 
 export interface ChartLine {
   label: string;
@@ -11,10 +12,6 @@ export interface ChartLine {
 
 const PALETTE = ["--accent", "--warn", "--info", "--ok", "--bad"];
 
-function cssVar(name: string): string {
-  return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
-}
-
 /** Lines over time, drawn with uPlot in the theme's colours; resizes with its container. */
 export function TimeSeriesChart({ lines, height = 180 }: { lines: ChartLine[]; height?: number }) {
   const container = useRef<HTMLDivElement>(null);
@@ -22,13 +19,13 @@ export function TimeSeriesChart({ lines, height = 180 }: { lines: ChartLine[]; h
   useEffect(() => {
     const element = container.current;
     if (!element) return;
-    const axis = { stroke: cssVar("--muted"), grid: { stroke: cssVar("--grid") } };
     const chart = new uPlot(
       {
         width: element.clientWidth || 400,
         height,
         legend: { show: lines.length > 1 },
-        axes: [axis, axis],
+        tzDate,
+        axes: axes(),
         series: [
           {},
           ...lines.map((line, i) => ({

@@ -3,9 +3,9 @@ import { Link } from "react-router";
 
 import { ApiError } from "../api/client";
 import { getDecision } from "../api/ops";
-import type { DecisionRecord } from "../api/types";
+import type { DecisionRecord, Receipt } from "../api/types";
 import { ErrorBanner } from "../components/ErrorBanner";
-import { dateTime, duration } from "../lib/format";
+import { duration, percent, timestamp, usd } from "../lib/format";
 
 // Records are written in batches off the request thread (every ~0.2 s), so a decision seen on
 // the stream may not be in the log yet: retry a 404 a few times before giving up.
@@ -14,6 +14,49 @@ const RETRY_MS = 500;
 
 function yesNo(value: boolean | null | undefined): string {
   return value == null ? "—" : value ? "yes" : "no";
+}
+
+/** Why this node: the top candidates the engine scored, in rank order, and how many nodes
+ *  each constraint ruled out (the record's receipt, kept for every decision). */
+function ReceiptView({ receipt, picked }: { receipt: Receipt; picked: string }) {
+  const candidates = receipt.candidates ?? [];
+  const rejected = Object.entries(receipt.rejected ?? {}).sort((a, b) => b[1] - a[1]);
+  if (candidates.length === 0) {
+    return <p className="small muted">No receipt: this decision was recorded before receipts were kept.</p>;
+  }
+  return (
+    <div className="receipt" data-testid="receipt">
+      <h3>Why {picked}</h3>
+      <table className="table dense">
+        <thead>
+          <tr>
+            <th>#</th><th>Node</th><th className="num">Score</th><th className="num">TTFT est.</th>
+            <th className="num">E2E est.</th><th className="num">Cost est.</th><th className="num">KV</th>
+            <th className="num">Queue</th>
+          </tr>
+        </thead>
+        <tbody>
+          {candidates.map((c, i) => (
+            <tr key={c.node} className={c.node === picked ? "selected" : ""} data-candidate={c.node}>
+              <td>{i + 1}</td>
+              <td className="mono">{c.node}</td>
+              <td className="num">{c.score.toFixed(3)}</td>
+              <td className="num">{duration(c.ttft_ms)}</td>
+              <td className="num">{duration(c.e2e_ms)}</td>
+              <td className="num">{usd(c.cost_usd, 5)}</td>
+              <td className="num">{percent(c.kv_used, 0)}</td>
+              <td className="num">{c.queue}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="small" data-testid="receipt-rejected">
+        {rejected.length === 0
+          ? "No node was ruled out."
+          : `Ruled out: ${rejected.map(([reason, n]) => `${n} ${reason.replaceAll("_", " ")}`).join(", ")}.`}
+      </p>
+    </div>
+  );
 }
 
 export function DecisionDetail({ id, onClose }: { id: string; onClose: () => void }) {
@@ -48,7 +91,7 @@ export function DecisionDetail({ id, onClose }: { id: string; onClose: () => voi
   else {
     const fallbacks = Array.isArray(record.fallbacks) ? (record.fallbacks as string[]) : [];
     const rows: [string, ReactNode][] = [
-      ["Decided", dateTime(record.created_at)],
+      ["Decided", timestamp(record.created_at)],
       ["Request", `${record.model} · ${record.prompt_tokens} prompt / ${record.max_output_tokens} output tokens`],
       ["From", `${record.source || "—"} (site ${record.source_site})`],
       ["SLO", record.slo || "—"],
@@ -63,19 +106,22 @@ export function DecisionDetail({ id, onClose }: { id: string; onClose: () => voi
       ["TTFT / E2E", `${duration(record.ttft_ms)} / ${duration(record.e2e_ms)}`],
     ];
     body = (
-      <dl className="properties">
-        {rows.map(([term, value]) => (
-          <div key={term}>
-            <dt>{term}</dt>
-            <dd>{value}</dd>
-          </div>
-        ))}
-      </dl>
+      <>
+        <ReceiptView receipt={record.receipt} picked={record.node} />
+        <dl className="properties">
+          {rows.map(([term, value]) => (
+            <div key={term}>
+              <dt>{term}</dt>
+              <dd>{value}</dd>
+            </div>
+          ))}
+        </dl>
+      </>
     );
   }
 
   return (
-    <section className="panel" data-testid="decision-detail" aria-label="Decision record">
+    <section className="panel drawer" data-testid="decision-detail" aria-label="Decision record">
       <header className="panel-header">
         <h2>
           Decision <code className="small">{id}</code>
@@ -85,10 +131,6 @@ export function DecisionDetail({ id, onClose }: { id: string; onClose: () => voi
         </button>
       </header>
       {body}
-      <p className="small muted">
-        The log keeps what was decided, not why: use “Explain a request” to see every candidate’s
-        score for a request like this one.
-      </p>
     </section>
   );
 }

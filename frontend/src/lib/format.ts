@@ -22,29 +22,24 @@ export function rate(perSecond: number): string {
   return perSecond.toFixed(2);
 }
 
-export function time(iso: string | null | undefined): string {
-  if (!iso) return "—";
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? "—" : d.toLocaleTimeString(undefined, { hour12: false });
-}
+// One time format everywhere, with its zone: "Nov 24 15:06:36 UTC". UTC because an SRE compares
+// these with logs, alerts and other people's screens, which a browser-local zone would not match.
+export const TIME_ZONE = "UTC";
+const FORMAT = new Intl.DateTimeFormat("en-US", {
+  timeZone: TIME_ZONE,
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  hourCycle: "h23",
+});
 
-/** A compact local date and time for dense tables: "Nov 22, 01:47:42". */
-export function shortDateTime(iso: string | null | undefined): string {
-  if (!iso) return "—";
-  const d = new Date(iso);
+/** A time as "Nov 24 15:06:36 UTC" (from an ISO string, epoch milliseconds or a Date). */
+export function timestamp(value: string | number | Date | null | undefined): string {
+  if (value == null || value === "") return "—";
+  const d = value instanceof Date ? value : new Date(value);
   if (Number.isNaN(d.getTime())) return "—";
-  return d.toLocaleString(undefined, {
-    month: "short",
-    day: "numeric",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    hour12: false,
-  });
-}
-
-export function dateTime(iso: string | null | undefined): string {
-  if (!iso) return "—";
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? "—" : d.toLocaleString();
+  const parts = Object.fromEntries(FORMAT.formatToParts(d).map((p) => [p.type, p.value]));
+  return `${parts.month} ${parts.day} ${parts.hour}:${parts.minute}:${parts.second} ${TIME_ZONE}`;
 }

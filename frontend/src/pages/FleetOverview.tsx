@@ -1,14 +1,19 @@
+import { useMemo } from "react";
 import { Link } from "react-router";
 
 import { listNodes, listSites } from "../api/nodes";
+import { getBreakers } from "../api/ops";
 import { TelemetryLine } from "../components/TelemetryLine";
 import type { LatestTelemetry, Node, NodeState, Site, Tier } from "../api/types";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { OpsStrip } from "../components/OpsStrip";
 import { StateBadge } from "../components/StateBadge";
+import { FleetGrid } from "../fleet/FleetGrid";
+import { breachesByNode, nodeHealth, type NodeHealth } from "../fleet/health";
 import { useAsync } from "../hooks/useAsync";
-import { useLatestTelemetry } from "../hooks/useOps";
+import { useLatestTelemetry, useOpenBreaches } from "../hooks/useOps";
+import { duration, percent } from "../lib/format";
 import { useLiveEvent } from "../live/context";
 
 const TIERS: Tier[] = ["device", "edge", "regional", "cloud"];
@@ -36,26 +41,48 @@ function StateCounts({ nodes }: { nodes: Node[] }) {
   );
 }
 
-function NodeCard({ node, telemetry }: { node: Node; telemetry: LatestTelemetry | undefined }) {
+function NodeCard({ node, telemetry, health }: {
+  node: Node;
+  telemetry: LatestTelemetry | undefined;
+  health: NodeHealth;
+}) {
+  const ttft = telemetry?.ttft_p95_s;
   return (
-    <Link to={`/nodes/${encodeURIComponent(node.name)}`} className="node-card" data-node={node.name}>
+    <Link
+      to={`/nodes/${encodeURIComponent(node.name)}`}
+      className={`node-card health-edge-${health.level}`}
+      data-node={node.name}
+      data-health={health.level}
+      title={health.reasons.join(", ") || "healthy"}
+    >
       <div className="node-card-head">
         <span className="node-name">{node.name}</span>
         <StateBadge state={node.state} />
       </div>
-      <div className="small muted">
-        {node.gpus}× {node.accelerator} · ${node.usd_per_hour.toFixed(2)}/h · {node.role ?? "mixed"}
+      <div className="node-figures">
+        <span title="Time to first token, 95th percentile, from the node's exporter">
+          TTFT p95 <strong>{ttft == null ? "—" : duration(ttft * 1000)}</strong>
+        </span>
+        <span title="KV-cache use">
+          KV <strong>{percent(telemetry?.kv_usage, 0)}</strong>
+        </span>
       </div>
-      <div className="small">{node.models.join(", ")}</div>
+      {health.reasons.length > 0 && (
+        <div className={`small health-text-${health.level}`}>{health.reasons.join(" · ")}</div>
+      )}
+      <div className="small muted">
+        {node.gpus}× {node.accelerator} · ${node.usd_per_hour.toFixed(2)}/h · {node.models.join(", ")}
+      </div>
       <TelemetryLine telemetry={telemetry} />
     </Link>
   );
 }
 
-function SiteCard({ site, nodes, telemetry }: {
+function SiteCard({ site, nodes, telemetry, health }: {
   site: Site;
   nodes: Node[];
   telemetry: Record<string, LatestTelemetry>;
+  health: Record<string, NodeHealth>;
 }) {
   return (
     <section className="site-card" data-site={site.name}>
@@ -70,7 +97,12 @@ function SiteCard({ site, nodes, telemetry }: {
       ) : (
         <div className="node-grid">
           {nodes.map((node) => (
-            <NodeCard key={node.name} node={node} telemetry={telemetry[node.name]} />
+            <NodeCard
+              key={node.name}
+              node={node}
+              telemetry={telemetry[node.name]}
+              health={health[node.name]!}
+            />
           ))}
         </div>
       )}
@@ -84,6 +116,23 @@ export default function FleetOverview() {
     [],
   );
   const telemetry = useLatestTelemetry();
+  const breaches = useOpenBreaches();
+  const breakers = useAsync(getBreakers, []);
+  useLiveEvent("breaker", breakers.reload);
+  const nodes = fleet.data?.nodes;
+  const health = useMemo(() => {
+    const perNode = breachesByNode(breaches.open ?? []);
+    const result: Record<string, NodeHealth> = {};
+    for (const node of nodes ?? []) {
+      result[node.name] = nodeHealth({
+        state: node.state,
+        telemetry: telemetry.data?.[node.name],
+        breaker: breakers.data?.states[node.name],
+        openBreaches: perNode[node.name] ?? 0,
+      });
+    }
+    return result;
+  }, [nodes, telemetry.data, breakers.data, breaches.open]);
 
   useLiveEvent("node.state", (event) =>
     fleet.setData((data) =>
@@ -99,7 +148,8 @@ export default function FleetOverview() {
 
   if (fleet.error) return <ErrorBanner error={fleet.error} />;
   if (!fleet.data) return <p className="muted">Loading the fleet…</p>;
-  const { sites, nodes } = fleet.data;
+  const { sites } = fleet.data;
+  const all = fleet.data.nodes;
   if (sites.length === 0) {
     return (
       <EmptyState title="No sites yet">
@@ -112,13 +162,14 @@ export default function FleetOverview() {
     <div className="page">
       <header className="page-header">
         <h1>Fleet</h1>
-        <StateCounts nodes={nodes} />
+        <StateCounts nodes={all} />
       </header>
       <OpsStrip />
+      <FleetGrid nodes={all} health={health} />
       {TIERS.map((tier) => {
         const tierSites = sites.filter((s) => s.tier === tier);
         if (tierSites.length === 0) return null;
-        const tierNodes = nodes.filter((n) => n.tier === tier);
+        const tierNodes = all.filter((n) => n.tier === tier);
         return (
           <section key={tier} className="tier" data-tier={tier}>
             <header className="tier-header">
@@ -132,6 +183,7 @@ export default function FleetOverview() {
                   site={site}
                   nodes={tierNodes.filter((n) => n.site === site.name)}
                   telemetry={telemetry.data ?? {}}
+                  health={health}
                 />
               ))}
             </div>

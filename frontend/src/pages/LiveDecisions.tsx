@@ -25,7 +25,7 @@ import {
   type SampledDecision,
 } from "../decisions/feed";
 import { useConnectionState, useLiveEvent } from "../live/context";
-import { rate, time } from "../lib/format";
+import { rate, timestamp } from "../lib/format";
 
 const RECENT_RECORDS = 50;
 
@@ -115,15 +115,15 @@ function SampleTable({ rows, selected, onSelect }: {
               tabIndex={0}
               onKeyDown={(e) => e.key === "Enter" && onSelect(r.decision_id)}
             >
-              <td>{time(r.ts)}</td>
+              <td>{timestamp(r.ts)}</td>
               <td>{r.model}</td>
               <td>{r.slo ?? "—"}</td>
               <td className="mono">{r.node ?? "none"}</td>
               <td className="mono small" title={r.fallbacks.join(", ")}>
-                {r.fallbacks.slice(0, 2).join(", ") || "—"}
-                {r.fallbacks.length > 2 && <span className="muted"> +{r.fallbacks.length - 2}</span>}
+                {r.fallbacks[0] ?? "—"}
+                {r.fallbacks.length > 1 && <span className="muted"> +{r.fallbacks.length - 1}</span>}
               </td>
-              <td className="mono small">{r.policy}</td>
+              <td className="mono small clip" title={r.policy}>{r.policy}</td>
               <td>{r.arm === "canary" ? <span className="badge state-canary">canary</span> : "active"}</td>
               <td className="num">{r.latency_us.toFixed(0)} µs</td>
             </tr>

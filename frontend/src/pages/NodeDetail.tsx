@@ -2,6 +2,7 @@ import type { ReactNode } from "react";
 import { Link, useParams } from "react-router";
 
 import { api } from "../api/client";
+import { nodeStateChanges } from "../api/nodes";
 import type { LatestTelemetry, Node } from "../api/types";
 import { useCan } from "../auth/session";
 import { ErrorBanner } from "../components/ErrorBanner";
@@ -9,6 +10,7 @@ import { StateBadge } from "../components/StateBadge";
 import { TelemetryLine } from "../components/TelemetryLine";
 import { useAsync } from "../hooks/useAsync";
 import { useLatestTelemetry } from "../hooks/useOps";
+import { timestamp } from "../lib/format";
 import { useLiveEvent } from "../live/context";
 import { NodeActions } from "./nodeDetail/NodeActions";
 import { NodeCharts } from "./nodeDetail/NodeCharts";
@@ -25,8 +27,18 @@ function Properties({ node, telemetry }: { node: Node; telemetry: LatestTelemetr
     ["Gateway endpoint", node.address || "—"],
     ["Cost", `$${node.usd_per_hour.toFixed(2)} / hour`],
     ["KV-cache capacity", `${node.kv_capacity_gib} GiB`],
-    ["State reason", node.state_reason || "—"],
-    ["State changed", node.state_changed_at ? new Date(node.state_changed_at).toLocaleString() : "—"],
+    [
+      "Last state change",
+      node.state_changed_at ? (
+        <span data-testid="last-state-change">
+          {node.state} by <strong>{node.state_changed_by || "unknown"}</strong> at{" "}
+          {timestamp(node.state_changed_at)}
+          {node.state_reason ? ` — “${node.state_reason}”` : ""}
+        </span>
+      ) : (
+        "never changed from the console"
+      ),
+    ],
     ["Labels", labels.length ? labels.map(([k, v]) => `${k}=${v}`).join(", ") : "—"],
     ["Exporters", exporters.length ? exporters.join(", ") : "—"],
   ];
@@ -41,6 +53,32 @@ function Properties({ node, telemetry }: { node: Node; telemetry: LatestTelemetr
           </div>
         ))}
       </dl>
+    </section>
+  );
+}
+
+function StateHistory({ name, generation }: { name: string; generation: string | null }) {
+  const changes = useAsync(() => nodeStateChanges(name), [name, generation]);
+  if (changes.error) return <ErrorBanner error={changes.error} />;
+  if (!changes.data || changes.data.length === 0) return null;
+  return (
+    <section className="panel" aria-label="State changes">
+      <h2>State changes</h2>
+      <table className="table dense" data-testid="state-history">
+        <thead>
+          <tr><th>When</th><th>Change</th><th>By</th><th>Reason</th></tr>
+        </thead>
+        <tbody>
+          {changes.data.map((c) => (
+            <tr key={`${c.at}-${c.action}`}>
+              <td>{timestamp(c.at)}</td>
+              <td>{c.action.replace("_", " ")}: {c.from_state} → {c.to_state}</td>
+              <td>{c.actor}</td>
+              <td>{c.reason || "—"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </section>
   );
 }
@@ -82,6 +120,7 @@ export default function NodeDetail() {
         {canAct && <NodeActions node={node.data} onChanged={(n) => node.setData(() => n)} />}
       </div>
       <NodeCharts node={node.data.name} />
+      <StateHistory name={node.data.name} generation={node.data.state_changed_at ?? null} />
     </div>
   );
 }

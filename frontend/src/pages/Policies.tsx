@@ -9,7 +9,7 @@ import { EmptyState } from "../components/EmptyState";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useAsync } from "../hooks/useAsync";
 import { useInterval } from "../hooks/useInterval";
-import { dateTime, duration, percent, shortDateTime } from "../lib/format";
+import { duration, percent, timestamp } from "../lib/format";
 import { useLiveEvent } from "../live/context";
 import { ActionsPanel } from "../policies/ActionsPanel";
 import { RegisterForm } from "../policies/RegisterForm";
@@ -43,7 +43,6 @@ function VersionTable({ versions, selected, onSelect }: {
       <thead>
         <tr>
           <th>Version</th>
-          <th>Kind</th>
           <th>State</th>
           <th>Evaluation</th>
           <th>Registered</th>
@@ -61,11 +60,16 @@ function VersionTable({ versions, selected, onSelect }: {
               tabIndex={0}
               onKeyDown={(e) => e.key === "Enter" && onSelect(v.id)}
             >
-              <td className="mono">{key(v)}</td>
-              <td>{v.kind === "learned" ? "trained" : v.heuristic}</td>
+              <td>
+                <span className="mono">{key(v)}</span>
+                <div className="small muted">{v.kind === "learned" ? "trained scorer" : `heuristic ${v.heuristic}`}</div>
+              </td>
               <td><Badge value={v.state ?? "candidate"} testId="policy-state" /></td>
               <td>{evaluation ? <Badge value={evaluation.status ?? "queued"} /> : <span className="muted">none</span>}</td>
-              <td className="small">{v.registered_by || "system"} · {shortDateTime(v.registered_at)}</td>
+              <td className="small wrap">
+                {v.registered_by || "system"}
+                <div className="muted">{timestamp(v.registered_at)}</div>
+              </td>
             </tr>
           );
         })}
@@ -86,7 +90,7 @@ function EvaluationSection({ version, versions }: { version: PolicyVersion; vers
         <Badge value={status} testId="evaluation-status" /> against <strong>{evaluation.baseline}</strong>{" "}
         and every heuristic · loads {(evaluation.loads as number[] | undefined)?.join(", ")}× · seeds{" "}
         {(evaluation.seeds as number[] | undefined)?.join(", ")} · trace{" "}
-        <span className="mono">{evaluation.trace.split("/").pop()}</span> · {dateTime(evaluation.created_at)}
+        <span className="mono">{evaluation.trace.split("/").pop()}</span> · {timestamp(evaluation.created_at)}
       </p>
       {(status === "queued" || status === "running") && (
         <ProgressBar value={evaluation.progress ?? 0} label="Evaluation progress" />
@@ -103,9 +107,9 @@ function VersionDetail({ version }: { version: PolicyVersion }) {
   const shadow = version.shadow as ShadowStats | null;
   const rows: [string, string][] = [
     ["Kind", version.kind === "learned" ? `trained scorer · ${version.artifact_dir}` : `heuristic · ${version.heuristic}`],
-    ["Registered", `${version.registered_by || "system"} · ${dateTime(version.registered_at)}`],
-    ["Approved", version.approved_by ? `${version.approved_by} · ${dateTime(version.approved_at)}` : "—"],
-    ["State since", dateTime(version.state_changed_at)],
+    ["Registered", `${version.registered_by || "system"} · ${timestamp(version.registered_at)}`],
+    ["Approved", version.approved_by ? `${version.approved_by} · ${timestamp(version.approved_at)}` : "—"],
+    ["State since", timestamp(version.state_changed_at)],
     ["Canary share", percent(version.canary_share, 0)],
     [
       "Shadow agreement",
@@ -153,7 +157,7 @@ function AuditTrail({ transitions }: { transitions: PolicyTransition[] }) {
           <tbody>
             {transitions.map((t) => (
               <tr key={t.id}>
-                <td className="small">{shortDateTime(t.at)}</td>
+                <td className="small">{timestamp(t.at)}</td>
                 <td className="mono">{t.policy}</td>
                 <td>
                   {t.from_state ? <Badge value={t.from_state} /> : <span className="muted">new</span>} →{" "}

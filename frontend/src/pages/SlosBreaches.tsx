@@ -8,7 +8,7 @@ import { EmptyState } from "../components/EmptyState";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useAsync } from "../hooks/useAsync";
 import { useOpenBreaches, useOverview } from "../hooks/useOps";
-import { duration, percent, shortDateTime, usd } from "../lib/format";
+import { duration, percent, timestamp, usd } from "../lib/format";
 import { formatMetric, METRIC_LABELS, METRICS, openCountBySlo } from "../slos/breaches";
 
 const PAGE = 25;
@@ -99,8 +99,8 @@ function BreachRows({ breaches, history }: { breaches: Breach[]; history?: boole
             <td className="num tone-bad">{formatMetric(b.metric, b.observed)}</td>
             <td className="num">{formatMetric(b.metric, b.worst)}</td>
             <td className="num">{formatMetric(b.metric, b.threshold)}</td>
-            <td>{shortDateTime(b.opened_at)}</td>
-            {history && <td>{shortDateTime(b.resolved_at)}</td>}
+            <td>{timestamp(b.opened_at)}</td>
+            {history && <td>{timestamp(b.resolved_at)}</td>}
           </tr>
         ))}
       </tbody>

@@ -10,7 +10,7 @@ import { ErrorBanner } from "../components/ErrorBanner";
 import { FormPanel, useSubmit } from "../components/FormPanel";
 import { useAsync } from "../hooks/useAsync";
 import { useInterval } from "../hooks/useInterval";
-import { dateTime, shortDateTime } from "../lib/format";
+import { timestamp } from "../lib/format";
 import { useLiveEvent } from "../live/context";
 import { applyProgress, flattenFigures } from "../training/runs";
 
@@ -73,8 +73,8 @@ function RunDetail({ run, versionName }: { run: TrainingRun; versionName: string
         )}
       </header>
       <dl className="properties">
-        <div><dt>Started</dt><dd>{dateTime(run.created_at)}</dd></div>
-        <div><dt>Finished</dt><dd>{dateTime(run.finished_at)}</dd></div>
+        <div><dt>Started</dt><dd>{timestamp(run.created_at)}</dd></div>
+        <div><dt>Finished</dt><dd>{timestamp(run.finished_at)}</dd></div>
         <div><dt>Artifacts</dt><dd className="mono small">{run.artifact_dir || "—"}</dd></div>
         {config.map(([k, v]) => (
           <div key={k}><dt>{k}</dt><dd className="mono small">{k === "trace" ? v.split("/").pop() : v}</dd></div>
@@ -172,7 +172,7 @@ export default function TrainingRuns() {
                     <td>#{run.id}</td>
                     <td><Badge value={run.status ?? "queued"} /></td>
                     <td><ProgressBar value={run.progress ?? 0} label={`Run ${run.id} progress`} /></td>
-                    <td className="small">{shortDateTime(run.created_at)}</td>
+                    <td className="small">{timestamp(run.created_at)}</td>
                     <td>
                       {run.version != null ? (
                         <Link to={`/policies?version=${run.version}`} onClick={(e) => e.stopPropagation()}>

@@ -41,6 +41,7 @@ def _row(decision_id: str, **extra: Any) -> dict[str, Any]:
         "shadow_policy": "",
         "shadow_node": "",
         "latency_us": 81.5,
+        "receipt": {"v": 1, "candidates": [], "rejected": {"residency": 2}},
         **extra,
     }
 

@@ -1,6 +1,6 @@
 import { useState } from "react";
 
-import { ACTION_FROM, nodeAction, type NodeAction } from "../../api/nodes";
+import { ACTION_FROM, NEEDS_REASON, nodeAction, type NodeAction } from "../../api/nodes";
 import type { Node } from "../../api/types";
 import { ErrorBanner } from "../../components/ErrorBanner";
 
@@ -34,8 +34,14 @@ export function NodeActions({ node, onChanged }: { node: Node; onChanged: (node:
     <section className="panel" data-testid="node-actions">
       <h2>Actions</h2>
       <label className="field">
-        <span>Reason (recorded with the change)</span>
-        <input value={reason} onChange={(e) => setReason(e.target.value)} maxLength={500} />
+        <span>Reason (recorded with your name; required to drain or cordon)</span>
+        <input
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+          maxLength={500}
+          placeholder="e.g. GPU ECC errors, kernel upgrade"
+          data-testid="node-action-reason"
+        />
       </label>
       <div className="button-row">
         {ACTIONS.map(({ action, label, hint }) => (
@@ -43,8 +49,12 @@ export function NodeActions({ node, onChanged }: { node: Node; onChanged: (node:
             key={action}
             type="button"
             className={`button ${action === "mark-down" ? "danger" : ""}`}
-            title={hint}
-            disabled={busy || !ACTION_FROM[action].includes(node.state)}
+            title={NEEDS_REASON.includes(action) && !reason.trim() ? `${hint} Give a reason first.` : hint}
+            disabled={
+              busy ||
+              !ACTION_FROM[action].includes(node.state) ||
+              (NEEDS_REASON.includes(action) && !reason.trim())
+            }
             onClick={() => run(action)}
           >
             {label}

@@ -1,4 +1,4 @@
-import { useMemo, useState } from "react";
+import { useMemo } from "react";
 
 import { nodeTelemetry } from "../../api/nodes";
 import type { TelemetrySeries } from "../../api/types";
@@ -6,6 +6,7 @@ import { EmptyState } from "../../components/EmptyState";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { TimeSeriesChart, type ChartLine } from "../../components/TimeSeriesChart";
 import { useAsync } from "../../hooks/useAsync";
+import { useTimeRange } from "../../hooks/useTimeRange";
 
 /** The canonical node metrics charted (telemetry/mapping/base.py names, canonical units). */
 export const CHART_METRICS = [
@@ -17,12 +18,6 @@ export const CHART_METRICS = [
   { metric: "gen_tokens_per_s", label: "Generated tokens/s" },
 ];
 
-const RANGES = [
-  { label: "15 min", seconds: 15 * 60, step: 15 },
-  { label: "1 h", seconds: 3600, step: 60 },
-  { label: "6 h", seconds: 6 * 3600, step: 300 },
-  { label: "24 h", seconds: 24 * 3600, step: 900 },
-];
 
 function linesOf(data: TelemetrySeries): ChartLine[] {
   return data.series
@@ -64,23 +59,12 @@ function MetricChart({ node, metric, label, seconds, step }: {
 }
 
 export function NodeCharts({ node }: { node: string }) {
-  const [range, setRange] = useState(RANGES[0]!);
+  const [range] = useTimeRange();
   return (
     <section className="panel">
       <header className="panel-header">
         <h2>Telemetry</h2>
-        <div className="segmented" role="group" aria-label="Time range">
-          {RANGES.map((r) => (
-            <button
-              key={r.label}
-              type="button"
-              aria-pressed={r === range}
-              onClick={() => setRange(r)}
-            >
-              {r.label}
-            </button>
-          ))}
-        </div>
+        <span className="small muted">last {range.label} (the time range at the top)</span>
       </header>
       <div className="chart-grid">
         {CHART_METRICS.map(({ metric, label }) => (

@@ -1,0 +1,48 @@
+"""`manage.py demo_signin`: print the demo's sign-in line once the console answers, then wait.
+
+`make run` starts it with the other processes (Procfile), so the line comes last, after
+honcho's process banners and the servers' start-up logs, where a user looks. It stays up
+doing nothing because honcho stops every process as soon as one exits.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from typing import Any
+
+import requests
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandParser
+
+from console.demo.management.commands.demo_prepare import demo_dir
+
+
+class Command(BaseCommand):
+    help = "Print the demo's sign-in line once the console answers /healthz, then wait."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--web-url", default=settings.LOCUS_DEMO_WEB_URL)
+        parser.add_argument("--timeout", type=float, default=300.0)
+
+    def handle(self, *args: Any, web_url: str, timeout: float, **options: Any) -> None:
+        deadline = time.monotonic() + timeout
+        while not _healthy(web_url):
+            if time.monotonic() > deadline:
+                self.stderr.write(f"the console did not answer at {web_url} in {timeout:.0f} s")
+                break
+            time.sleep(0.5)
+        else:
+            file = demo_dir() / "admin-password"
+            password = file.read_text().strip() if file.is_file() else f"(see {file})"
+            line = f"Locus is up: open {web_url}/ and sign in as admin / {password}"
+            self.stdout.write(self.style.SUCCESS(line))
+        self.stdout.flush()
+        signal.pause()  # until honcho stops the group
+
+
+def _healthy(web_url: str) -> bool:
+    try:
+        return requests.get(f"{web_url}/healthz", timeout=2).ok
+    except requests.RequestException:
+        return False
