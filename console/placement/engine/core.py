@@ -27,8 +27,8 @@ from console.placement.engine.snapshot import PolicyRef, Snapshot
 from optimizer.constraints import REASON_NO_KV_ROOM, filter_candidates, sequence_kv_bytes
 from optimizer.decision import BLOCK_TOKENS, NodeView, PlacementRequest, node_view
 from optimizer.estimates import estimate
+from optimizer.kernel.prefix import PrefixCache
 from optimizer.policies import Policy, ordered
-from optimizer.sim.cache import PrefixCache
 
 REASON_STALE = "stale_telemetry"
 REASON_BREAKER = "breaker_open"

@@ -12,6 +12,9 @@ models is two different KV blocks.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
 
 # Models per node are few; folding the model index into the low bits keeps keys plain ints.
 _MODEL_BITS = 6
@@ -120,3 +123,22 @@ class PrefixCache:
         self._pins.clear()
         self.bytes = 0
         self.pinned_bytes = 0
+
+
+def match_many(
+    caches: Sequence[PrefixCache | None],
+    index: np.ndarray,
+    model_index: int,
+    hashes: tuple[int, ...],
+) -> np.ndarray:
+    """`match` on the caches of the nodes in `index` (None: nothing cached), as float64.
+
+    Most nodes hold none of a prompt's first block, so that one lookup is made inline and
+    `match` is called only for the nodes that have it."""
+    out = np.zeros(len(index), dtype=np.float64)
+    first = (hashes[0] << _MODEL_BITS) | model_index
+    for j, i in enumerate(index.tolist()):
+        cache = caches[i]
+        if cache is not None and first in cache._blocks:
+            out[j] = cache.match(model_index, hashes)
+    return out

@@ -1,0 +1,290 @@
+"""One request's candidates as columns, with the estimates and feature rows computed on them.
+
+`constrain` applies the hard constraints (the fleet's cached length-independent split, then
+each survivor's KV room); `Candidates` gathers the survivors' static, route and dynamic
+columns in one fancy-index each and computes, on first use, the prefix match, the estimates
+(`optimizer.estimates`' formulas, in the same order of operations, so the numbers are the
+same to the last bit) and the feature rows (`optimizer.features`' definition). Policies read
+these columns (`optimizer.policies`); the per-node originals stay as the reference the
+parity tests and `bench-decide` compare against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from optimizer.decision import BLOCK_TOKENS, NodeView, PlacementRequest
+from optimizer.estimates import PROMPT_BYTES_PER_TOKEN, TYPICAL_OUTPUT_TOKENS, slo_targets_s
+from optimizer.features import N_FEATURES
+from optimizer.kernel.fleet import (
+    CODE_NO_KV_ROOM,
+    D_KV_USED,
+    D_QUEUE,
+    D_QUEUED_TOKENS,
+    D_RUNNING,
+    DYNAMIC_COLUMNS,
+    R_EGRESS_PER_BYTE,
+    R_RTT_S,
+    R_S_PER_BYTE,
+    R_SAME_SITE,
+    REASONS,
+    S_KV_CAPACITY,
+    S_MAX_BATCH,
+    S_PREFILL_RATE,
+    S_STEP_MS,
+    S_STEP_MS_PER_SEQ,
+    S_TIER,
+    S_USD_PER_HOUR,
+    Fleet,
+    StaticSplit,
+)
+from optimizer.kernel.prefix import PrefixCache, match_many
+from optimizer.topology import Topology
+
+_MAX_RATIO = 10.0  # optimizer.features: a ratio beyond this says "hopeless"
+_TIER_COLUMN = 22  # optimizer.features: the first of the tier one-hot columns
+
+
+class Estimates:
+    """Per-candidate estimates (seconds, US dollars), as `optimizer.estimates.Estimates`."""
+
+    __slots__ = (
+        "rtt_s",
+        "transfer_s",
+        "wait_s",
+        "prefill_s",
+        "ttft_s",
+        "e2e_s",
+        "cost_usd",
+        "cached_fraction",
+        "same_site",
+    )
+
+    def __init__(self, c: Candidates) -> None:
+        request = c.request
+        prompt = request.prompt_tokens
+        prompt_bytes = PROMPT_BYTES_PER_TOKEN * prompt
+        decode_tokens = max(request.max_output_tokens - 1, 0)
+        s, d, r = c.static, c.dynamic, c.routes
+        rate = s[:, S_PREFILL_RATE]
+        max_batch = s[:, S_MAX_BATCH]
+        queue = d[:, D_QUEUE]
+        running = d[:, D_RUNNING]
+        queued_tokens = d[:, D_QUEUED_TOKENS]
+        cached = np.minimum(c.prefix_blocks * BLOCK_TOKENS, prompt)
+        prefill = (prompt - cached) / rate
+        batch = np.minimum(running + 1, max_batch)
+        step = (s[:, S_STEP_MS] + s[:, S_STEP_MS_PER_SEQ] * batch) / 1000.0
+        # A node reporting no queued tokens is assumed to queue requests as long as this one.
+        queued = np.where(queued_tokens != 0, queued_tokens, queue * prompt)
+        wait = queued / rate
+        wait = np.where(running != 0, wait + 0.5 * step, wait)
+        overflow = queue + running + 1 - max_batch
+        wait = np.where(
+            overflow > 0, wait + overflow / max_batch * TYPICAL_OUTPUT_TOKENS * step, wait
+        )
+        self.rtt_s = r[:, R_RTT_S]
+        self.transfer_s = prompt_bytes * r[:, R_S_PER_BYTE]
+        self.wait_s = wait
+        self.prefill_s = prefill
+        self.ttft_s = self.rtt_s + self.transfer_s + wait + prefill
+        decode = decode_tokens * step
+        self.e2e_s = self.ttft_s + decode
+        self.cost_usd = s[:, S_USD_PER_HOUR] / 3600.0 * (prefill + decode / batch)
+        self.cost_usd = self.cost_usd + prompt_bytes * r[:, R_EGRESS_PER_BYTE]
+        self.cached_fraction = cached / prompt if prompt else np.zeros(len(cached))
+        self.same_site = r[:, R_SAME_SITE]
+
+
+def constrain(
+    fleet: Fleet, request: PlacementRequest
+) -> tuple[np.ndarray, StaticSplit, np.ndarray]:
+    """The hard constraints: (candidate node indices in topology order, the static split,
+    the indices rejected for KV room). Raise KeyError for a model the fleet does not know."""
+    model = fleet.model_index[request.model]
+    split = fleet.split(model, request.source_site, request.residency)
+    need = (request.prompt_tokens + request.max_output_tokens) * fleet.kv_per_token[model]
+    room = split.capacity >= need
+    if room.all():
+        return split.index, split, split.index[:0]
+    return split.index[room], split, split.index[~room]
+
+
+def rejected_reasons(fleet: Fleet, split: StaticSplit, no_room: np.ndarray) -> dict[str, str]:
+    """Every rejected node's name with its first reason (`constraints.rejection_reason`)."""
+    rejected = dict(split.rejected)
+    kv = REASONS[CODE_NO_KV_ROOM]
+    for i in no_room.tolist():
+        rejected[fleet.names[i]] = kv
+    return rejected
+
+
+class Candidates:
+    """The candidates of one request: node indices and their gathered columns."""
+
+    __slots__ = (
+        "fleet",
+        "request",
+        "index",
+        "static",
+        "dynamic",
+        "_caches",
+        "_routes",
+        "_blocks",
+        "_est",
+        "_rows",
+        "_targets",
+    )
+
+    def __init__(
+        self,
+        fleet: Fleet,
+        request: PlacementRequest,
+        index: np.ndarray,
+        dynamic: np.ndarray,
+        caches: Sequence[PrefixCache | None] | None = None,
+        prefix_blocks: np.ndarray | None = None,
+    ) -> None:
+        """`dynamic` is the whole fleet's (nodes, DYNAMIC_COLUMNS) state; `caches` the
+        per-node prefix caches to match the request's blocks in (None: none known), unless
+        `prefix_blocks` gives the matches directly."""
+        self.fleet = fleet
+        self.request = request
+        self.index = index
+        self.static = fleet.static[fleet.model_index[request.model]][index]
+        self.dynamic = dynamic[index]
+        self._caches = caches
+        self._routes: np.ndarray | None = None
+        self._blocks = prefix_blocks
+        self._est: Estimates | None = None
+        self._rows: np.ndarray | None = None
+        self._targets: tuple[float, float] | None = None
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    @property
+    def names(self) -> list[str]:
+        names = self.fleet.names
+        return [names[i] for i in self.index.tolist()]
+
+    @property
+    def routes(self) -> np.ndarray:
+        if self._routes is None:
+            self._routes = self.fleet.routes_from(self.request.source_site)[self.index]
+        return self._routes
+
+    @property
+    def prefix_blocks(self) -> np.ndarray:
+        """Leading blocks of the request's prefix hashes cached on each candidate."""
+        if self._blocks is None:
+            hashes = self.request.prefix_hashes
+            if not hashes or self._caches is None:
+                self._blocks = np.zeros(len(self.index), dtype=np.float64)
+            else:
+                model = self.fleet.model_index[self.request.model]
+                self._blocks = match_many(self._caches, self.index, model, hashes)
+        return self._blocks
+
+    @property
+    def est(self) -> Estimates:
+        if self._est is None:
+            self._est = Estimates(self)
+        return self._est
+
+    @property
+    def targets(self) -> tuple[float, float]:
+        """The request's (TTFT, E2E) targets in seconds (`estimates.slo_targets_s`)."""
+        if self._targets is None:
+            self._targets = slo_targets_s(self.request, self.fleet.topology)
+        return self._targets
+
+    def rows(self) -> np.ndarray:
+        """The (candidates, N_FEATURES) float32 rows of `features.candidate_rows`."""
+        if self._rows is not None:
+            return self._rows
+        n = len(self.index)
+        rows = np.zeros((n, N_FEATURES), dtype=np.float32)
+        self._rows = rows
+        if n == 0:
+            return rows
+        request = self.request
+        ttft_target, e2e_target = self.targets
+        rows[:, 0] = request.prompt_tokens / 1000.0
+        rows[:, 1] = request.max_output_tokens / 1000.0
+        rows[:, 2] = ttft_target
+        rows[:, 3] = e2e_target / 60.0
+        rows[:, 4] = float(request.residency is not None)
+        est = self.est
+        rows[:, 5] = est.ttft_s
+        rows[:, 6] = est.e2e_s / 60.0
+        rows[:, 7] = est.wait_s
+        rows[:, 8] = est.prefill_s
+        rows[:, 9] = np.minimum(est.ttft_s / ttft_target, _MAX_RATIO)
+        rows[:, 10] = np.minimum(est.e2e_s / e2e_target, _MAX_RATIO)
+        rows[:, 11] = est.cost_usd * 1000.0
+        rows[:, 12] = est.rtt_s * 10.0
+        rows[:, 13] = est.transfer_s
+        rows[:, 14] = est.cached_fraction
+        rows[:, 15] = est.same_site
+        s, d = self.static, self.dynamic
+        max_batch = s[:, S_MAX_BATCH]
+        rows[:, 16] = d[:, D_QUEUE] / max_batch
+        rows[:, 17] = d[:, D_RUNNING] / max_batch
+        rows[:, 18] = d[:, D_KV_USED] / s[:, S_KV_CAPACITY]
+        rows[:, 19] = s[:, S_USD_PER_HOUR] / 10.0
+        rows[:, 20] = s[:, S_PREFILL_RATE] / 10000.0
+        rows[:, 21] = s[:, S_STEP_MS] / 100.0
+        rows[np.arange(n), _TIER_COLUMN + s[:, S_TIER].astype(np.intp)] = 1.0
+        return rows
+
+    def take(self, keep: np.ndarray) -> Candidates:
+        """The candidates where `keep` (a bool array) is true, in the same order."""
+        out = Candidates.__new__(Candidates)
+        out.fleet, out.request = self.fleet, self.request
+        out.index = self.index[keep]
+        out.static = self.static[keep]
+        out.dynamic = self.dynamic[keep]
+        out._caches = self._caches
+        out._routes = None if self._routes is None else self._routes[keep]
+        out._blocks = None if self._blocks is None else self._blocks[keep]
+        out._est = out._rows = None
+        out._targets = self._targets
+        return out
+
+
+def dynamic_of_views(fleet: Fleet, views: Sequence[NodeView]) -> np.ndarray:
+    """The fleet's dynamic columns with the given views' state (other nodes idle)."""
+    dynamic = np.zeros((fleet.size, DYNAMIC_COLUMNS), dtype=np.float64)
+    for view in views:
+        i = fleet.index_of[view.name]
+        dynamic[i] = (view.queue_depth, view.running, view.kv_used_bytes, view.queued_prompt_tokens)
+    return dynamic
+
+
+_FLEETS: dict[int, tuple[Topology, Fleet]] = {}
+
+
+def fleet_of(topology: Topology) -> Fleet:
+    """A Fleet for `topology`, kept for the few topologies a process uses (view-based
+    callers: tests, the oracle); a decision path holds its own Fleet."""
+    entry = _FLEETS.get(id(topology))
+    if entry is None or entry[0] is not topology:
+        if len(_FLEETS) > 16:
+            _FLEETS.clear()
+        entry = _FLEETS[id(topology)] = (topology, Fleet(topology))
+    return entry[1]
+
+
+def candidates_of_views(
+    request: PlacementRequest, views: Sequence[NodeView], topology: Topology
+) -> Candidates:
+    """`views` (which passed the constraints) as kernel candidates, in the same order."""
+    fleet = fleet_of(topology)
+    index = np.array([fleet.index_of[v.name] for v in views], dtype=np.int64)
+    blocks = np.array(
+        [v.cached_prefix_blocks(request.prefix_hashes) for v in views], dtype=np.float64
+    )
+    return Candidates(fleet, request, index, dynamic_of_views(fleet, views), prefix_blocks=blocks)
