@@ -14,22 +14,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from optimizer.kernel.live import NodeSample
 from optimizer.topology import Topology
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class NodeLoad:
-    """The latest telemetry of one node that placement uses, with when it was measured."""
-
-    queue_depth: int
-    running: int
-    kv_usage: float  # fraction of KV capacity in use, 0..1
-    measured_at: float  # UNIX seconds
-
-    def age_s(self, now: float) -> float:
-        return max(0.0, now - self.measured_at)
+# The latest telemetry of one node that placement uses, with when it was measured: the
+# optimizer's LiveState sample, so the engine and the simulator read telemetry alike.
+NodeLoad = NodeSample
 
 
 @dataclass(frozen=True, slots=True)
