@@ -20,7 +20,7 @@ from optimizer.errors import InputFileError
 from optimizer.oracle import oracle_report
 from optimizer.policies import POLICY_NAMES, load_policy
 from optimizer.report import build_report, format_table
-from optimizer.sim import ScheduledEvent, SimResult, load_schedule, simulate
+from optimizer.sim import ScheduledEvent, SimResult, TelemetryModel, load_schedule, simulate
 from optimizer.topology import Topology, load_topology
 from optimizer.traces import SHIPPED_TRACES, draw_requests, load_trace
 
@@ -45,15 +45,22 @@ class Workload:
         self.events: list[ScheduledEvent] = (
             load_schedule(args.events, self.topology) if args.events else []
         )
+        self.telemetry_interval: float | None = args.telemetry_interval
 
     def run(self, spec: str, seed: int, progress: bool) -> tuple[dict[str, Any], SimResult]:
         policy = load_policy(spec, self.topology, seed)
+        telemetry = (
+            TelemetryModel(self.telemetry_interval, seed=seed)
+            if self.telemetry_interval is not None
+            else None
+        )
         result = simulate(
             self.topology,
             policy,
             self.requests,
             self.arrival_s,
             events=self.events,
+            telemetry=telemetry,
             progress=progress,
             desc=spec,
         )
@@ -86,7 +93,12 @@ def _policy_list(text: str) -> list[str]:
 def cmd_simulate(args: argparse.Namespace) -> int:
     work = Workload(args)
     report, _ = work.run(args.policy, args.seed, _progress())
-    report.update(trace=work.trace_name, load=args.load, seed=args.seed)
+    report.update(
+        trace=work.trace_name,
+        load=args.load,
+        seed=args.seed,
+        telemetry_interval_s=args.telemetry_interval,
+    )
     if args.report:
         _write_json(Path(args.report), report)
     else:
@@ -113,6 +125,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         "trace": work.trace_name,
         "load": args.load,
         "seed": args.seed,
+        "telemetry_interval_s": args.telemetry_interval,
     }
     report_path = Path(args.report)
     _write_json(report_path, out)
@@ -253,6 +266,14 @@ def _common(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
     )
     parser.add_argument(
         "--seed", type=_natural, default=0, help="seed for sources, models, policies"
+    )
+    parser.add_argument(
+        "--telemetry-interval",
+        type=_positive,
+        default=None,
+        metavar="S",
+        help="policies see node state as the live engine does, through telemetry S seconds "
+        "apart (docs/decision-kernel.md); default: the exact state",
     )
 
 
