@@ -211,6 +211,14 @@ def cmd_bench_scorer(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_decide(args: argparse.Namespace) -> int:
+    from optimizer.bench_decide import benchmark, format_table
+
+    result = benchmark(load_topology(args.topology), args.policy, args.repeats, args.seed)
+    print(json.dumps(result, indent=2) if args.json else format_table(result))
+    return 0
+
+
 def _number(text: str, kind: type[int] | type[float], *, low: float, strict: bool) -> Any:
     """`text` as `kind`, finite and above `low` (at or above when not `strict`)."""
     try:
@@ -330,6 +338,17 @@ def build_parser() -> argparse.ArgumentParser:
     bs.add_argument("--repeats", type=_count, default=2000, help="timed calls per measurement")
     bs.add_argument("--seed", type=_natural, default=0, help="accepted for uniformity")
     bs.set_defaults(func=cmd_bench_scorer)
+
+    bd = commands.add_parser(
+        "bench-decide",
+        help="decision µs p50/p99 at 8/64/256/1000 candidates: kernel vs per-node reference",
+    )
+    bd.add_argument("--topology", default=str(DEFAULT_TOPOLOGY), help="topology YAML")
+    bd.add_argument("--policy", default=None, help="a directory written by train (optional)")
+    bd.add_argument("--json", action="store_true", help="print the figures as JSON")
+    bd.add_argument("--repeats", type=_count, default=300, help="timed decisions per figure")
+    bd.add_argument("--seed", type=_natural, default=0, help="seed of the random states")
+    bd.set_defaults(func=cmd_bench_decide)
 
     pol = commands.add_parser("policies", help="list the built-in policies")
     pol.add_argument("--seed", type=_natural, default=0, help="accepted for uniformity")

@@ -40,7 +40,7 @@ from optimizer.kernel.fleet import (
     Fleet,
     StaticSplit,
 )
-from optimizer.kernel.prefix import PrefixCache, match_many
+from optimizer.kernel.prefix import PrefixIndex
 from optimizer.topology import Topology
 
 _MAX_RATIO = 10.0  # optimizer.features: a ratio beyond this says "hopeless"
@@ -130,7 +130,7 @@ class Candidates:
         "index",
         "static",
         "dynamic",
-        "_caches",
+        "_prefix",
         "_routes",
         "_blocks",
         "_est",
@@ -144,18 +144,19 @@ class Candidates:
         request: PlacementRequest,
         index: np.ndarray,
         dynamic: np.ndarray,
-        caches: Sequence[PrefixCache | None] | None = None,
+        prefix: PrefixIndex | None = None,
         prefix_blocks: np.ndarray | None = None,
     ) -> None:
-        """`dynamic` is the whole fleet's (nodes, DYNAMIC_COLUMNS) state; `caches` the
-        per-node prefix caches to match the request's blocks in (None: none known), unless
-        `prefix_blocks` gives the matches directly."""
+        """`index`: the candidates' node indices, ascending (topology order); `dynamic`: the
+        whole fleet's (nodes, DYNAMIC_COLUMNS) state; `prefix`: the fleet's prefix caches to
+        match the request's blocks in (None: none known), unless `prefix_blocks` gives the
+        matches directly."""
         self.fleet = fleet
         self.request = request
         self.index = index
         self.static = fleet.static[fleet.model_index[request.model]][index]
         self.dynamic = dynamic[index]
-        self._caches = caches
+        self._prefix = prefix
         self._routes: np.ndarray | None = None
         self._blocks = prefix_blocks
         self._est: Estimates | None = None
@@ -181,11 +182,11 @@ class Candidates:
         """Leading blocks of the request's prefix hashes cached on each candidate."""
         if self._blocks is None:
             hashes = self.request.prefix_hashes
-            if not hashes or self._caches is None:
+            if not hashes or self._prefix is None:
                 self._blocks = np.zeros(len(self.index), dtype=np.float64)
             else:
                 model = self.fleet.model_index[self.request.model]
-                self._blocks = match_many(self._caches, self.index, model, hashes)
+                self._blocks = self._prefix.match(self.index, model, hashes)
         return self._blocks
 
     @property
@@ -247,12 +248,24 @@ class Candidates:
         out.index = self.index[keep]
         out.static = self.static[keep]
         out.dynamic = self.dynamic[keep]
-        out._caches = self._caches
+        out._prefix = self._prefix
         out._routes = None if self._routes is None else self._routes[keep]
         out._blocks = None if self._blocks is None else self._blocks[keep]
         out._est = out._rows = None
         out._targets = self._targets
         return out
+
+
+def top_k(scores: np.ndarray, k: int) -> list[int]:
+    """The first `k` candidate positions by descending score, ties in candidate order (the
+    pick, then the fallbacks): the head of a stable argsort, without sorting every candidate
+    of a large fleet."""
+    n = len(scores)
+    if n <= 256:  # a stable sort of a few hundred costs less than the partition below
+        return list(np.argsort(-scores, kind="stable")[:k].tolist())
+    threshold = np.partition(scores, n - k)[n - k]  # the k-th highest score
+    head = np.flatnonzero(scores >= threshold)  # every tie of it included, in order
+    return list(head[np.argsort(-scores[head], kind="stable")[:k]].tolist())
 
 
 def dynamic_of_views(fleet: Fleet, views: Sequence[NodeView]) -> np.ndarray:

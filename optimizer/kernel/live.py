@@ -30,7 +30,7 @@ from optimizer.kernel.fleet import (
     S_KV_CAPACITY,
     Fleet,
 )
-from optimizer.kernel.prefix import PrefixCache
+from optimizer.kernel.prefix import PrefixIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +59,7 @@ class LiveState:
         self.dynamic = np.zeros((n, DYNAMIC_COLUMNS), dtype=np.float64)
         self.measured_at = np.full(n, np.nan)
         self.sent_since = np.zeros(n, dtype=np.int64)
-        self.caches: list[PrefixCache | None] = [None] * n
+        self.prefix = PrefixIndex(n)
         if previous is not None:
             for name, old in previous.fleet.index_of.items():
                 i = fleet.index_of.get(name)
@@ -69,7 +69,9 @@ class LiveState:
                 self.dynamic[i] = previous.dynamic[old]
                 self.measured_at[i] = previous.measured_at[old]
                 self.sent_since[i] = previous.sent_since[old]
-                self.caches[i] = previous.caches[old]
+                cache = previous.prefix.caches[old]
+                if cache is not None:
+                    self.prefix.adopt(i, cache)
 
     def observe(self, node: int, sample: NodeSample) -> None:
         """A sample of `node` arrived. The requests counted as sent since the last sample
@@ -97,10 +99,7 @@ class LiveState:
         self.sent_since[node] += 1
         self.dynamic[node, D_QUEUE] += 1
         if hashes:
-            cache = self.caches[node]
-            if cache is None:
-                cache = self.caches[node] = PrefixCache()
-            cache.insert(
+            self.prefix.cache_of(node).insert(
                 model,
                 hashes,
                 BLOCK_TOKENS * self.fleet.kv_per_token[model],

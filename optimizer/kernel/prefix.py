@@ -7,12 +7,15 @@ they do not count against the cache's budget, which is the memory left beside th
 sequences (the simulator's node passes its KV capacity minus what running sequences reserve).
 Blocks are keyed by (model, hash id) folded into one int, because the same hash under two
 models is two different KV blocks.
+
+`PrefixIndex` holds the caches of a whole fleet with an inverted index of which nodes hold
+each block, so a decision matches a prompt only on the nodes holding its first block instead
+of asking every candidate's cache.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -26,15 +29,28 @@ def block_key(model_index: int, hash_id: int) -> int:
 
 
 class PrefixCache:
-    """LRU set of KV blocks with their sizes, within a byte budget set by its owner."""
+    """LRU set of KV blocks with their sizes, within a byte budget set by its owner.
 
-    __slots__ = ("_blocks", "_pins", "bytes", "pinned_bytes")
+    With `holders` (a `PrefixIndex`'s), the cache records there, under its `owner` node
+    index, every block it gains or loses."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_blocks", "_pins", "bytes", "pinned_bytes", "_holders", "_owner")
+
+    def __init__(self, holders: dict[int, set[int]] | None = None, owner: int = -1) -> None:
         self._blocks: OrderedDict[int, int] = OrderedDict()
         self._pins: dict[int, int] = {}  # block -> running sequences reading it
         self.bytes = 0
         self.pinned_bytes = 0
+        self._holders = holders
+        self._owner = owner
+
+    def _lost(self, key: int) -> None:
+        holders = self._holders
+        if holders is not None:
+            nodes = holders[key]
+            nodes.discard(self._owner)
+            if not nodes:
+                del holders[key]
 
     def __len__(self) -> int:
         return len(self._blocks)
@@ -72,6 +88,8 @@ class PrefixCache:
             else:
                 blocks[key] = block_bytes
                 self.bytes += block_bytes
+                if self._holders is not None:
+                    self._holders.setdefault(key, set()).add(self._owner)
 
     def pin(self, model_index: int, hashes: tuple[int, ...], start: int, stop: int) -> None:
         """A running sequence reads blocks `start:stop` of `hashes` (all cached)."""
@@ -104,9 +122,10 @@ class PrefixCache:
             return
         if not pins:
             while excess > 0 and blocks:
-                size = blocks.popitem(last=False)[1]
+                key, size = blocks.popitem(last=False)
                 self.bytes -= size
                 excess -= size
+                self._lost(key)
             return
         victims = []
         for key, size in blocks.items():  # oldest first
@@ -117,28 +136,54 @@ class PrefixCache:
                 excess -= size
         for key in victims:
             self.bytes -= blocks.pop(key)
+            self._lost(key)
 
     def clear(self) -> None:
+        if self._holders is not None:
+            for key in self._blocks:
+                self._lost(key)
         self._blocks.clear()
         self._pins.clear()
         self.bytes = 0
         self.pinned_bytes = 0
 
 
-def match_many(
-    caches: Sequence[PrefixCache | None],
-    index: np.ndarray,
-    model_index: int,
-    hashes: tuple[int, ...],
-) -> np.ndarray:
-    """`match` on the caches of the nodes in `index` (None: nothing cached), as float64.
+class PrefixIndex:
+    """The prefix caches of a fleet's nodes (None: nothing cached yet) and which nodes hold
+    each block."""
 
-    Most nodes hold none of a prompt's first block, so that one lookup is made inline and
-    `match` is called only for the nodes that have it."""
-    out = np.zeros(len(index), dtype=np.float64)
-    first = (hashes[0] << _MODEL_BITS) | model_index
-    for j, i in enumerate(index.tolist()):
-        cache = caches[i]
-        if cache is not None and first in cache._blocks:
-            out[j] = cache.match(model_index, hashes)
-    return out
+    __slots__ = ("caches", "holders")
+
+    def __init__(self, size: int) -> None:
+        self.caches: list[PrefixCache | None] = [None] * size
+        self.holders: dict[int, set[int]] = {}
+
+    def cache_of(self, node: int) -> PrefixCache:
+        """Node `node`'s cache, made (empty) on first use."""
+        cache = self.caches[node]
+        if cache is None:
+            cache = self.caches[node] = PrefixCache(self.holders, node)
+        return cache
+
+    def adopt(self, node: int, cache: PrefixCache) -> None:
+        """Take `cache` (another index's) as node `node`'s, its blocks registered here."""
+        cache._holders, cache._owner = self.holders, node
+        for key in cache._blocks:
+            self.holders.setdefault(key, set()).add(node)
+        self.caches[node] = cache
+
+    def match(self, index: np.ndarray, model_index: int, hashes: tuple[int, ...]) -> np.ndarray:
+        """`PrefixCache.match` on the nodes in `index` (sorted ascending), as float64: only
+        the nodes holding the prompt's first block are asked."""
+        out = np.zeros(len(index), dtype=np.float64)
+        nodes = self.holders.get((hashes[0] << _MODEL_BITS) | model_index)
+        if not nodes:
+            return out
+        caches = self.caches
+        held = sorted(nodes)
+        for node, j in zip(held, np.searchsorted(index, held).tolist(), strict=True):
+            if j < len(index) and index[j] == node:
+                cache = caches[node]
+                assert cache is not None
+                out[j] = cache.match(model_index, hashes)
+        return out

@@ -16,7 +16,7 @@ from optimizer.decision import PlacementRequest
 from optimizer.estimates import PROMPT_BYTES_PER_TOKEN
 from optimizer.kernel.candidates import Candidates, constrain, rejected_reasons
 from optimizer.kernel.fleet import DYNAMIC_COLUMNS, Fleet
-from optimizer.kernel.prefix import PrefixCache
+from optimizer.kernel.prefix import PrefixIndex
 from optimizer.policies.base import Policy
 from optimizer.sim.node import SimNode
 from optimizer.sim.requests import REJECTED, RequestTable
@@ -67,11 +67,11 @@ class Simulator:
         self._seq = itertools.count()
         # The exact state of every node, in the kernel's dynamic columns (SimNode.sync).
         self.dynamic = np.zeros((self.fleet.size, DYNAMIC_COLUMNS), dtype=np.float64)
+        self.prefix = PrefixIndex(self.fleet.size)
         self.nodes: list[SimNode] = [
-            SimNode(i, self.fleet, self.dynamic, self.table, self._wake)
+            SimNode(i, self.fleet, self.dynamic, self.prefix.cache_of(i), self.table, self._wake)
             for i in range(self.fleet.size)
         ]
-        self.caches: list[PrefixCache | None] = [node.cache for node in self.nodes]
         self.telemetry = telemetry.start(self.fleet) if telemetry is not None else None
         self._node_by_name = {n.name: n for n in self.nodes}
         self._site = [node.site for node in topology.nodes]
@@ -105,8 +105,8 @@ class Simulator:
             table.resolved.append(rid)
         if self.telemetry is not None:
             live = self.telemetry.live
-            return Candidates(self.fleet, request, index, live.dynamic, live.caches)
-        return Candidates(self.fleet, request, index, self.dynamic, self.caches)
+            return Candidates(self.fleet, request, index, live.dynamic, live.prefix)
+        return Candidates(self.fleet, request, index, self.dynamic, self.prefix)
 
     def send(self, rid: int, node_index: int, now: float) -> None:
         """Send request `rid` to node `node_index` (one of its candidates)."""

@@ -84,11 +84,12 @@ class SimNode:
         index: int,
         fleet: Fleet,
         dynamic: np.ndarray,
+        cache: PrefixCache,
         table: RequestTable,
         wake: Callable[[float, int, int], None],
     ) -> None:
         """Node `index` of `fleet`; `dynamic` is the fleet's dynamic columns, written by
-        `sync`."""
+        `sync`; `cache` its prefix cache (of the simulator's `PrefixIndex`)."""
         self.index = index
         self.name = fleet.names[index]
         self._fleet = fleet
@@ -106,7 +107,7 @@ class SimNode:
         self.state = fleet.topology.nodes[index].state
         self._table = table
         self._wake = wake
-        self.cache = PrefixCache()
+        self.cache = cache
         self.busy_s = 0.0
         self.version = 0
         # Requests placed here still crossing the network, and the prompt tokens of those plus

@@ -26,7 +26,7 @@ from console.placement.engine.breakers import BreakerBoard
 from console.placement.engine.scorer_guard import ScorerGuard
 from console.placement.engine.snapshot import PolicyRef, Snapshot
 from optimizer.decision import PlacementRequest, placement_request
-from optimizer.kernel.candidates import Candidates, constrain, rejected_reasons
+from optimizer.kernel.candidates import Candidates, constrain, rejected_reasons, top_k
 from optimizer.kernel.fleet import D_KV_USED, D_QUEUE, D_RUNNING, S_KV_CAPACITY, Fleet
 from optimizer.kernel.live import LiveState
 from optimizer.policies import Policy
@@ -160,7 +160,7 @@ class Engine:
                     session_id=body.session_id,
                 )
             scores, used, degraded = self._score(ref, snap, candidates)
-            order = _best(scores, 1 + self.max_fallbacks)
+            order = top_k(scores, 1 + self.max_fallbacks)
             names = candidates.names
             pick = order[0]
             self._remember(request, int(candidates.index[pick]))
@@ -196,7 +196,7 @@ class Engine:
                 return [], rejected
             scores, _, _ = self._score(snap.rollout.active, snap, candidates)
         names = candidates.names
-        return [names[i] for i in _best(scores, len(names))], rejected
+        return [names[i] for i in top_k(scores, len(names))], rejected
 
     # -- pieces ----------------------------------------------------------------------------
     def _candidates(
@@ -228,7 +228,7 @@ class Engine:
             for i in index[stale].tolist():
                 rejected[fleet.names[i]] = REASON_STALE
             index = index[~stale]
-        return Candidates(fleet, request, index, live.dynamic, live.caches), rejected
+        return Candidates(fleet, request, index, live.dynamic, live.prefix), rejected
 
     def _arm(self, snap: Snapshot, sticky_key: str) -> tuple[PolicyRef, str]:
         """Canary routing, sticky per session: the same session always lands on one arm."""
@@ -293,17 +293,6 @@ class Engine:
         self.breakers.on_pick(fleet.names[node])
 
 
-def _best(scores: np.ndarray, k: int) -> list[int]:
-    """The first `k` candidate positions by descending score, ties in candidate order: the
-    head of a stable argsort, without sorting every candidate of a large fleet."""
-    n = len(scores)
-    if n <= 4 * k:
-        return np.argsort(-scores, kind="stable")[:k].tolist()
-    threshold = np.partition(scores, n - k)[n - k]  # the k-th highest score
-    head = np.flatnonzero(scores >= threshold)  # every tie of it included, in order
-    return head[np.argsort(-scores[head], kind="stable")[:k]].tolist()
-
-
 def _request_of(snap: Snapshot, body: DecisionInput) -> PlacementRequest:
     """Resolve names against the inventory; unknown names are the caller's error (400)."""
     topology = snap.topology
@@ -343,7 +332,7 @@ def _explain(
     live: LiveState | None,
     now: float,
 ) -> list[dict[str, Any]]:
-    order = _best(scores, len(scores))
+    order = top_k(scores, len(scores))
     est = candidates.est
     topology = snap.topology
     d, capacity = candidates.dynamic, candidates.static[:, S_KV_CAPACITY]
