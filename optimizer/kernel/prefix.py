@@ -149,14 +149,20 @@ class PrefixCache:
 
 
 class PrefixIndex:
-    """The prefix caches of a fleet's nodes (None: nothing cached yet) and which nodes hold
-    each block."""
+    """The prefix caches of a fleet's nodes (None: nothing cached yet), optionally with an
+    inverted index of which nodes hold each block.
+
+    The index pays off where few nodes hold anything, as in a live engine's approximate
+    index of what it sent: a match then asks only the holders of the prompt's first block.
+    In the simulator every node caches and evicts all the time, and keeping the index costs
+    more than looking the first block up in each candidate's cache, so it is left off there
+    (`indexed=False`)."""
 
     __slots__ = ("caches", "holders")
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, *, indexed: bool = True) -> None:
         self.caches: list[PrefixCache | None] = [None] * size
-        self.holders: dict[int, set[int]] = {}
+        self.holders: dict[int, set[int]] | None = {} if indexed else None
 
     def cache_of(self, node: int) -> PrefixCache:
         """Node `node`'s cache, made (empty) on first use."""
@@ -168,18 +174,26 @@ class PrefixIndex:
     def adopt(self, node: int, cache: PrefixCache) -> None:
         """Take `cache` (another index's) as node `node`'s, its blocks registered here."""
         cache._holders, cache._owner = self.holders, node
-        for key in cache._blocks:
-            self.holders.setdefault(key, set()).add(node)
+        if self.holders is not None:
+            for key in cache._blocks:
+                self.holders.setdefault(key, set()).add(node)
         self.caches[node] = cache
 
     def match(self, index: np.ndarray, model_index: int, hashes: tuple[int, ...]) -> np.ndarray:
-        """`PrefixCache.match` on the nodes in `index` (sorted ascending), as float64: only
-        the nodes holding the prompt's first block are asked."""
+        """`PrefixCache.match` on the nodes in `index` (ascending), as float64; only the
+        nodes holding the prompt's first block are asked."""
         out = np.zeros(len(index), dtype=np.float64)
-        nodes = self.holders.get((hashes[0] << _MODEL_BITS) | model_index)
+        first = (hashes[0] << _MODEL_BITS) | model_index
+        caches = self.caches
+        if self.holders is None:
+            for j, node in enumerate(index.tolist()):
+                cache = caches[node]
+                if cache is not None and first in cache._blocks:
+                    out[j] = cache.match(model_index, hashes)
+            return out
+        nodes = self.holders.get(first)
         if not nodes:
             return out
-        caches = self.caches
         held = sorted(nodes)
         for node, j in zip(held, np.searchsorted(index, held).tolist(), strict=True):
             if j < len(index) and index[j] == node:

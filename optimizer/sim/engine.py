@@ -67,7 +67,7 @@ class Simulator:
         self._seq = itertools.count()
         # The exact state of every node, in the kernel's dynamic columns (SimNode.sync).
         self.dynamic = np.zeros((self.fleet.size, DYNAMIC_COLUMNS), dtype=np.float64)
-        self.prefix = PrefixIndex(self.fleet.size)
+        self.prefix = PrefixIndex(self.fleet.size, indexed=False)
         self.nodes: list[SimNode] = [
             SimNode(i, self.fleet, self.dynamic, self.prefix.cache_of(i), self.table, self._wake)
             for i in range(self.fleet.size)

@@ -19,11 +19,15 @@ operation = st.tuples(
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(operation, max_size=40), st.lists(st.integers(0, 6), min_size=1, max_size=5))
+@given(
+    st.lists(operation, max_size=40),
+    st.lists(st.integers(0, 6), min_size=1, max_size=5),
+    st.booleans(),
+)
 def test_the_index_matches_as_every_cache_does(
-    operations: list[tuple[str, int, tuple[int, ...], int]], probe: list[int]
+    operations: list[tuple[str, int, tuple[int, ...], int]], probe: list[int], indexed: bool
 ) -> None:
-    index = PrefixIndex(NODES)
+    index = PrefixIndex(NODES, indexed=indexed)
     for op, node, hashes, budget in operations:
         cache = index.cache_of(node)
         if op == "insert":
