@@ -156,8 +156,8 @@ def _kernel(
     policy: Policy,
 ) -> Callable[[], object]:
     def decide() -> object:
-        index, _, _ = constrain(fleet, request)
-        candidates = Candidates(fleet, request, index, dynamic, prefix)
+        index, split, _ = constrain(fleet, request)
+        candidates = Candidates(fleet, request, index, dynamic, prefix, split=split)
         return top_k(policy.score(candidates), 1 + FALLBACKS)
 
     return decide

@@ -146,18 +146,24 @@ class Candidates:
         dynamic: np.ndarray,
         prefix: PrefixIndex | None = None,
         prefix_blocks: np.ndarray | None = None,
+        split: StaticSplit | None = None,
     ) -> None:
         """`index`: the candidates' node indices, ascending (topology order); `dynamic`: the
         whole fleet's (nodes, DYNAMIC_COLUMNS) state; `prefix`: the fleet's prefix caches to
         match the request's blocks in (None: none known), unless `prefix_blocks` gives the
-        matches directly."""
+        matches directly; `split`: the `StaticSplit` `index` came from (`constrain`), whose
+        gathered rows serve when `index` is all of it."""
         self.fleet = fleet
         self.request = request
         self.index = index
-        self.static = fleet.static[fleet.model_index[request.model]][index]
         self.dynamic = dynamic[index]
         self._prefix = prefix
         self._routes: np.ndarray | None = None
+        if split is not None and index is split.index:
+            self.static = split.static
+            self._routes = split.routes
+        else:
+            self.static = fleet.static[fleet.model_index[request.model]][index]
         self._blocks = prefix_blocks
         self._est: Estimates | None = None
         self._rows: np.ndarray | None = None
@@ -203,42 +209,45 @@ class Candidates:
         return self._targets
 
     def rows(self) -> np.ndarray:
-        """The (candidates, N_FEATURES) float32 rows of `features.candidate_rows`."""
+        """The (candidates, N_FEATURES) float32 rows of `features.candidate_rows` (a
+        column-major array)."""
         if self._rows is not None:
             return self._rows
         n = len(self.index)
-        rows = np.zeros((n, N_FEATURES), dtype=np.float32)
-        self._rows = rows
+        # Filled column by column into a (features, n) array, whose transpose is returned:
+        # each column is then one contiguous write instead of a strided one.
+        cols = np.zeros((N_FEATURES, n), dtype=np.float32)
+        self._rows = rows = cols.T
         if n == 0:
             return rows
         request = self.request
         ttft_target, e2e_target = self.targets
-        rows[:, 0] = request.prompt_tokens / 1000.0
-        rows[:, 1] = request.max_output_tokens / 1000.0
-        rows[:, 2] = ttft_target
-        rows[:, 3] = e2e_target / 60.0
-        rows[:, 4] = float(request.residency is not None)
+        cols[0] = request.prompt_tokens / 1000.0
+        cols[1] = request.max_output_tokens / 1000.0
+        cols[2] = ttft_target
+        cols[3] = e2e_target / 60.0
+        cols[4] = float(request.residency is not None)
         est = self.est
-        rows[:, 5] = est.ttft_s
-        rows[:, 6] = est.e2e_s / 60.0
-        rows[:, 7] = est.wait_s
-        rows[:, 8] = est.prefill_s
-        rows[:, 9] = np.minimum(est.ttft_s / ttft_target, _MAX_RATIO)
-        rows[:, 10] = np.minimum(est.e2e_s / e2e_target, _MAX_RATIO)
-        rows[:, 11] = est.cost_usd * 1000.0
-        rows[:, 12] = est.rtt_s * 10.0
-        rows[:, 13] = est.transfer_s
-        rows[:, 14] = est.cached_fraction
-        rows[:, 15] = est.same_site
+        cols[5] = est.ttft_s
+        cols[6] = est.e2e_s / 60.0
+        cols[7] = est.wait_s
+        cols[8] = est.prefill_s
+        cols[9] = np.minimum(est.ttft_s / ttft_target, _MAX_RATIO)
+        cols[10] = np.minimum(est.e2e_s / e2e_target, _MAX_RATIO)
+        cols[11] = est.cost_usd * 1000.0
+        cols[12] = est.rtt_s * 10.0
+        cols[13] = est.transfer_s
+        cols[14] = est.cached_fraction
+        cols[15] = est.same_site
         s, d = self.static, self.dynamic
         max_batch = s[:, S_MAX_BATCH]
-        rows[:, 16] = d[:, D_QUEUE] / max_batch
-        rows[:, 17] = d[:, D_RUNNING] / max_batch
-        rows[:, 18] = d[:, D_KV_USED] / s[:, S_KV_CAPACITY]
-        rows[:, 19] = s[:, S_USD_PER_HOUR] / 10.0
-        rows[:, 20] = s[:, S_PREFILL_RATE] / 10000.0
-        rows[:, 21] = s[:, S_STEP_MS] / 100.0
-        rows[np.arange(n), _TIER_COLUMN + s[:, S_TIER].astype(np.intp)] = 1.0
+        cols[16] = d[:, D_QUEUE] / max_batch
+        cols[17] = d[:, D_RUNNING] / max_batch
+        cols[18] = d[:, D_KV_USED] / s[:, S_KV_CAPACITY]
+        cols[19] = s[:, S_USD_PER_HOUR] / 10.0
+        cols[20] = s[:, S_PREFILL_RATE] / 10000.0
+        cols[21] = s[:, S_STEP_MS] / 100.0
+        cols[_TIER_COLUMN + s[:, S_TIER].astype(np.intp), np.arange(n)] = 1.0
         return rows
 
     def take(self, keep: np.ndarray) -> Candidates:

@@ -66,12 +66,15 @@ _STATE_REASON_CODE = np.array([0, 2, 3, 4], dtype=np.int8)  # indexed by state c
 class StaticSplit:
     """The constraints of one (model, source site, residency) that ignore the request's
     lengths: `codes` (nodes,) reason codes, `index` the nodes passing them (topology order),
-    `capacity` their KV room in bytes, `rejected` name -> reason."""
+    `capacity` their KV room in bytes, `rejected` name -> reason, and their static and route
+    rows gathered once (`Candidates` reuses them when every one of them is a candidate)."""
 
     codes: np.ndarray
     index: np.ndarray
     capacity: np.ndarray
     rejected: dict[str, str]
+    static: np.ndarray
+    routes: np.ndarray
 
 
 class Fleet:
@@ -164,6 +167,7 @@ class Fleet:
         codes = np.where(state_codes > 0, state_codes, codes).astype(np.int8)
         codes[~self.served[model]] = CODE_MODEL_NOT_SERVED
         index = np.flatnonzero(codes == 0)
-        capacity = self.static[model][index, S_KV_CAPACITY]
+        static = self.static[model][index]
+        routes = self.routes_from(source_site)[index]
         rejected = {self.names[i]: REASONS[c] for i, c in enumerate(codes.tolist()) if c}
-        return StaticSplit(codes, index, capacity, rejected)
+        return StaticSplit(codes, index, static[:, S_KV_CAPACITY], rejected, static, routes)

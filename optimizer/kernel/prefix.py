@@ -183,6 +183,8 @@ class PrefixIndex:
         """`PrefixCache.match` on the nodes in `index` (ascending), as float64; only the
         nodes holding the prompt's first block are asked."""
         out = np.zeros(len(index), dtype=np.float64)
+        if not len(index):
+            return out
         first = (hashes[0] << _MODEL_BITS) | model_index
         caches = self.caches
         if self.holders is None:
@@ -191,13 +193,29 @@ class PrefixIndex:
                 if cache is not None and first in cache._blocks:
                     out[j] = cache.match(model_index, hashes)
             return out
-        nodes = self.holders.get(first)
-        if not nodes:
+        held = self.holders.get(first)
+        if not held:
             return out
-        held = sorted(nodes)
-        for node, j in zip(held, np.searchsorted(index, held).tolist(), strict=True):
-            if j < len(index) and index[j] == node:
-                cache = caches[node]
-                assert cache is not None
-                out[j] = cache.match(model_index, hashes)
+        # Walk the prompt's blocks with set intersections (in C): the nodes that drop out at
+        # block j hold exactly j leading blocks; those left at the end hold them all.
+        holders = self.holders
+        nodes: list[int] = []
+        counts: list[int] = []
+        level = set(held)
+        for j in range(1, len(hashes)):
+            more = holders.get((hashes[j] << _MODEL_BITS) | model_index)
+            kept = level & more if more else set()
+            if len(kept) != len(level):
+                dropped = level - kept
+                nodes.extend(dropped)
+                counts.extend([j] * len(dropped))
+                level = kept
+                if not level:
+                    break
+        nodes.extend(level)
+        counts.extend([len(hashes)] * len(level))
+        where = np.array(nodes, dtype=np.int64)
+        positions = np.minimum(np.searchsorted(index, where), len(index) - 1)
+        found = index[positions] == where
+        out[positions[found]] = np.array(counts, dtype=np.float64)[found]
         return out

@@ -105,8 +105,8 @@ class Simulator:
             table.resolved.append(rid)
         if self.telemetry is not None:
             live = self.telemetry.live
-            return Candidates(self.fleet, request, index, live.dynamic, live.prefix)
-        return Candidates(self.fleet, request, index, self.dynamic, self.prefix)
+            return Candidates(self.fleet, request, index, live.dynamic, live.prefix, split=split)
+        return Candidates(self.fleet, request, index, self.dynamic, self.prefix, split=split)
 
     def send(self, rid: int, node_index: int, now: float) -> None:
         """Send request `rid` to node `node_index` (one of its candidates)."""

@@ -228,7 +228,8 @@ class Engine:
             for i in index[stale].tolist():
                 rejected[fleet.names[i]] = REASON_STALE
             index = index[~stale]
-        return Candidates(fleet, request, index, live.dynamic, live.prefix), rejected
+        candidates = Candidates(fleet, request, index, live.dynamic, live.prefix, split=split)
+        return candidates, rejected
 
     def _arm(self, snap: Snapshot, sticky_key: str) -> tuple[PolicyRef, str]:
         """Canary routing, sticky per session: the same session always lands on one arm."""
