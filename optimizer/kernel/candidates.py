@@ -73,12 +73,21 @@ class Estimates:
         queue = d[:, D_QUEUE]
         running = d[:, D_RUNNING]
         queued_tokens = d[:, D_QUEUED_TOKENS]
-        cached = np.minimum(c.prefix_blocks * BLOCK_TOKENS, prompt)
-        prefill = (prompt - cached) / rate
+        # Shortcuts below skip operations whose result is known (no prompt blocks: nothing
+        # cached; no queued tokens reported anywhere, as from exporters): same numbers.
+        if request.prefix_hashes:
+            cached = np.minimum(c.prefix_blocks * BLOCK_TOKENS, prompt)
+            prefill = (prompt - cached) / rate
+        else:
+            cached = np.zeros(len(rate))
+            prefill = prompt / rate
         batch = np.minimum(running + 1, max_batch)
         step = (s[:, S_STEP_MS] + s[:, S_STEP_MS_PER_SEQ] * batch) / 1000.0
         # A node reporting no queued tokens is assumed to queue requests as long as this one.
-        queued = np.where(queued_tokens != 0, queued_tokens, queue * prompt)
+        if queued_tokens.any():
+            queued = np.where(queued_tokens != 0, queued_tokens, queue * prompt)
+        else:
+            queued = queue * prompt
         wait = queued / rate
         wait = np.where(running != 0, wait + 0.5 * step, wait)
         overflow = queue + running + 1 - max_batch

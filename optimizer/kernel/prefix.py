@@ -21,6 +21,8 @@ import numpy as np
 
 # Models per node are few; folding the model index into the low bits keeps keys plain ints.
 _MODEL_BITS = 6
+# Candidates up to which a match is assembled in Python rather than with numpy.
+_SMALL = 64
 
 
 def block_key(model_index: int, hash_id: int) -> int:
@@ -214,6 +216,9 @@ class PrefixIndex:
                     break
         nodes.extend(level)
         counts.extend([len(hashes)] * len(level))
+        if len(index) <= _SMALL:  # numpy's fixed costs exceed a short Python pass
+            found = dict(zip(nodes, counts, strict=True))
+            return np.array([found.get(i, 0) for i in index.tolist()], dtype=np.float64)
         where = np.array(nodes, dtype=np.int64)
         positions = np.minimum(np.searchsorted(index, where), len(index) - 1)
         found = index[positions] == where
