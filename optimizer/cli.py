@@ -236,8 +236,10 @@ def cmd_bench_scorer(args: argparse.Namespace) -> int:
 def cmd_bench_decide(args: argparse.Namespace) -> int:
     from optimizer.bench_decide import benchmark, format_table
 
-    result = benchmark(load_topology(args.topology), args.policy, args.repeats, args.seed)
-    print(json.dumps(result, indent=2) if args.json else format_table(result))
+    result = benchmark(
+        load_topology(args.topology), args.policy, args.repeats, args.seed, args.cpu_time
+    )
+    print(json.dumps(result, indent=2) if args.json else format_table(result, args.cpu_time))
     return 0
 
 
@@ -369,6 +371,11 @@ def build_parser() -> argparse.ArgumentParser:
     bd.add_argument("--policy", default=None, help="a directory written by train (optional)")
     bd.add_argument("--json", action="store_true", help="print the figures as JSON")
     bd.add_argument("--repeats", type=_count, default=300, help="timed decisions per figure")
+    bd.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time the process's CPU time, leaving out waits for a core (shared machines)",
+    )
     bd.add_argument("--seed", type=_natural, default=0, help="seed of the random states")
     bd.set_defaults(func=cmd_bench_decide)
 
