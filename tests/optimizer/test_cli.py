@@ -187,3 +187,15 @@ def test_bench_decide_prints_kernel_and_reference_figures_as_json(
         for sizes in impl.values():
             assert set(sizes) == {"8", "64", "256", "1000"}
             assert all(0 < f["p50_us"] <= f["p99_us"] for f in sizes.values())
+
+
+def test_bench_scorer_times_the_numpy_twin_beside_torchscript_on_kernel_candidates(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    shipped = FLEET_DEMO.parents[1] / "policies" / "trained" / "ppo-fleet-demo"
+    assert main(["bench-scorer", "--policy", str(shipped), "--repeats", "5"]) == 0
+    table = capsys.readouterr().out
+    for n in ("8", "64", "256"):
+        lines = [line for line in table.splitlines() if line.split()[:1] == [n]]
+        assert any("numpy twin" in line for line in lines)
+        assert any("TorchScript" in line for line in lines)
