@@ -107,3 +107,13 @@ def test_the_env_steps_on_telemetry_state() -> None:
         assert np.isfinite(obs).all() and np.isfinite(reward)
         steps += 1
     assert steps > 50
+
+
+def test_evaluate_takes_a_telemetry_interval(tmp_path: Path) -> None:
+    out = tmp_path / "eval.json"
+    args = ["evaluate", "--topology", str(FLEET_DEMO), "--trace", str(MOONCAKE), "--limit", "200"]
+    args += ["--policies", "least-loaded,weighted-score", "--report", str(out)]
+    assert main([*args, "--telemetry-interval", "10"]) == 0
+    report = json.loads(out.read_text())
+    assert report["telemetry_interval_s"] == 10
+    assert set(report["policies"]) == {"least-loaded", "weighted-score"}
