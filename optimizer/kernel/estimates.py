@@ -56,7 +56,8 @@ class Estimates:
         running = d[:, D_RUNNING]
         queued_tokens = d[:, D_QUEUED_TOKENS]
         # Shortcuts below skip operations whose result is known (no prompt blocks: nothing
-        # cached; no queued tokens reported anywhere, as from exporters): same numbers.
+        # cached; no queued tokens reported anywhere, as from exporters; no node decoding or
+        # full): the same numbers with fewer numpy calls.
         if request.prefix_hashes:
             cached = np.minimum(c.prefix_blocks * BLOCK_TOKENS, prompt)
             prefill = (prompt - cached) / rate
@@ -71,11 +72,13 @@ class Estimates:
         else:
             queued = queue * prompt
         wait = queued / rate
-        wait = np.where(running != 0, wait + 0.5 * step, wait)
+        busy = running != 0
+        if busy.any():
+            wait = np.where(busy, wait + 0.5 * step, wait)
         overflow = queue + running + 1 - max_batch
-        wait = np.where(
-            overflow > 0, wait + overflow / max_batch * TYPICAL_OUTPUT_TOKENS * step, wait
-        )
+        full = overflow > 0
+        if full.any():
+            wait = np.where(full, wait + overflow / max_batch * TYPICAL_OUTPUT_TOKENS * step, wait)
         self.rtt_s = r[:, R_RTT_S]
         self.transfer_s = prompt_bytes * r[:, R_S_PER_BYTE]
         self.wait_s = wait
