@@ -20,7 +20,7 @@ from optimizer.errors import InputFileError
 from optimizer.oracle import oracle_report
 from optimizer.policies import POLICY_NAMES, load_policy
 from optimizer.report import build_report, format_table
-from optimizer.sim import ScheduledEvent, SimResult, load_schedule, simulate
+from optimizer.sim import ScheduledEvent, SimResult, TelemetryModel, load_schedule, simulate
 from optimizer.topology import Topology, load_topology
 from optimizer.traces import SHIPPED_TRACES, draw_requests, load_trace
 
@@ -45,15 +45,22 @@ class Workload:
         self.events: list[ScheduledEvent] = (
             load_schedule(args.events, self.topology) if args.events else []
         )
+        self.telemetry_interval: float | None = args.telemetry_interval
 
     def run(self, spec: str, seed: int, progress: bool) -> tuple[dict[str, Any], SimResult]:
         policy = load_policy(spec, self.topology, seed)
+        telemetry = (
+            TelemetryModel(self.telemetry_interval, seed=seed)
+            if self.telemetry_interval is not None
+            else None
+        )
         result = simulate(
             self.topology,
             policy,
             self.requests,
             self.arrival_s,
             events=self.events,
+            telemetry=telemetry,
             progress=progress,
             desc=spec,
         )
@@ -86,7 +93,12 @@ def _policy_list(text: str) -> list[str]:
 def cmd_simulate(args: argparse.Namespace) -> int:
     work = Workload(args)
     report, _ = work.run(args.policy, args.seed, _progress())
-    report.update(trace=work.trace_name, load=args.load, seed=args.seed)
+    report.update(
+        trace=work.trace_name,
+        load=args.load,
+        seed=args.seed,
+        telemetry_interval_s=args.telemetry_interval,
+    )
     if args.report:
         _write_json(Path(args.report), report)
     else:
@@ -113,6 +125,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         "trace": work.trace_name,
         "load": args.load,
         "seed": args.seed,
+        "telemetry_interval_s": args.telemetry_interval,
     }
     report_path = Path(args.report)
     _write_json(report_path, out)
@@ -191,10 +204,42 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_gen_fleet(args: argparse.Namespace) -> int:
+    from optimizer.fleetgen import FleetSpecError, fleet_yaml, generate_fleet
+
+    try:
+        topology = generate_fleet(args.nodes, args.sites, args.seed)
+    except FleetSpecError as exc:
+        raise InputFileError(args.out, [str(exc)]) from exc
+    out = Path(args.out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(fleet_yaml(topology, args.nodes, args.sites, args.seed), encoding="utf-8")
+    except OSError as exc:
+        raise InputFileError(
+            args.out, [f"{out}: cannot write the topology: {exc.strerror}"]
+        ) from exc
+    print(
+        f"wrote {out}: {len(topology.nodes)} nodes, {len(topology.sites)} sites, "
+        f"{len(topology.links)} links, {len(topology.sources)} sources, {len(topology.slos)} SLOs"
+    )
+    return 0
+
+
 def cmd_bench_scorer(args: argparse.Namespace) -> int:
     from optimizer.rl.bench import benchmark
 
     print(benchmark(load_topology(args.topology), args.policy, repeats=args.repeats))
+    return 0
+
+
+def cmd_bench_decide(args: argparse.Namespace) -> int:
+    from optimizer.bench_decide import benchmark, format_table
+
+    result = benchmark(
+        load_topology(args.topology), args.policy, args.repeats, args.seed, args.cpu_time
+    )
+    print(json.dumps(result, indent=2) if args.json else format_table(result, args.cpu_time))
     return 0
 
 
@@ -254,6 +299,14 @@ def _common(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
     parser.add_argument(
         "--seed", type=_natural, default=0, help="seed for sources, models, policies"
     )
+    parser.add_argument(
+        "--telemetry-interval",
+        type=_positive,
+        default=None,
+        metavar="S",
+        help="policies see node state as the live engine does, through telemetry S seconds "
+        "apart (docs/decision-kernel.md); default: the exact state",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -309,6 +362,31 @@ def build_parser() -> argparse.ArgumentParser:
     bs.add_argument("--repeats", type=_count, default=2000, help="timed calls per measurement")
     bs.add_argument("--seed", type=_natural, default=0, help="accepted for uniformity")
     bs.set_defaults(func=cmd_bench_scorer)
+
+    bd = commands.add_parser(
+        "bench-decide",
+        help="decision µs p50/p99 at 8/64/256/1000 candidates: kernel vs per-node reference",
+    )
+    bd.add_argument("--topology", default=str(DEFAULT_TOPOLOGY), help="topology YAML")
+    bd.add_argument("--policy", default=None, help="a directory written by train (optional)")
+    bd.add_argument("--json", action="store_true", help="print the figures as JSON")
+    bd.add_argument("--repeats", type=_count, default=300, help="timed decisions per figure")
+    bd.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time the process's CPU time, leaving out waits for a core (shared machines)",
+    )
+    bd.add_argument("--seed", type=_natural, default=0, help="seed of the random states")
+    bd.set_defaults(func=cmd_bench_decide)
+
+    gen = commands.add_parser(
+        "gen-fleet", help="write a valid, realistic generated topology (docs/learned-policy.md)"
+    )
+    gen.add_argument("--nodes", type=_count, required=True, help="number of nodes (>= 1)")
+    gen.add_argument("--sites", type=_count, required=True, help="number of sites (>= 1)")
+    gen.add_argument("--seed", type=_natural, default=0, help="the same seed writes the same file")
+    gen.add_argument("--out", required=True, help="topology YAML to write")
+    gen.set_defaults(func=cmd_gen_fleet)
 
     pol = commands.add_parser("policies", help="list the built-in policies")
     pol.add_argument("--seed", type=_natural, default=0, help="accepted for uniformity")

@@ -6,6 +6,9 @@ and could hold the whole sequence in its KV memory. The last check is about capa
 current occupancy: a node that is merely busy queues the request (the simulator's queueing
 and the live engine's load scores handle that), while a sequence longer than the node's whole
 KV room could never run there.
+
+`rejection_reason` is the per-node definition; decisions apply the same constraints, with the
+same reasons and precedence, on columns (`optimizer.kernel.fleet`, `kernel.candidates`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
-"""The decision interface shared by the simulator and the live decision engine.
+"""The decision's request, and the per-node view of the reference implementation.
 
-A placement decision sees one `PlacementRequest` and one `NodeView` per node. The simulator
-builds the views from its own state; the console builds them from an inventory snapshot plus
-the latest telemetry. Both then call the same `constraints.filter_candidates`, the same
-policy `scores` and the same `features.candidate_rows`, so a decision served over HTTP and one
-made in the simulator on the same state get the same scores (docs/architecture.md rule 1).
+`PlacementRequest` is what every decision path places. Decisions run on the fleet's columns
+(`optimizer.kernel`, docs/decision-kernel.md), the same code for the simulator and the live
+engine, so a decision served over HTTP and one made in the simulator on the same state get
+the same scores (docs/architecture.md rule 1). `NodeView` (one object per node) is the
+per-node form the kernel replaced: with `constraints`, `estimates`, `features` and
+`optimizer.reference` it is the oracle of the kernel's parity tests, and the input of
+`Policy.scores` for hand-built states.
 """
 
 from __future__ import annotations

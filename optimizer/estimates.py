@@ -1,9 +1,10 @@
 """Per-candidate latency and cost estimates, from nothing but a request and node views.
 
-These are the one place where "what would this request see on that node" is computed; the
-weighted-score, latency-first and cost-first policies and the learned scorer's features all
-read them, so the simulator and the live engine estimate identically. The model is the
-simulator's (see `optimizer.sim`), with what a view cannot know replaced by stated guesses:
+This is the definition of "what would this request see on that node", per node; the decision
+kernel computes the same formulas over columns (`optimizer.kernel.estimates`, bit-identical,
+checked by the parity tests), which the policies and the learned scorer's features read, so
+the simulator and the live engine estimate identically. The model is the simulator's (see
+`optimizer.sim`), with what a view cannot know replaced by stated guesses:
 
 - TTFT = RTT + prompt transfer + queue wait + prefill of the uncached prompt.
 - Queue wait = queued prompt tokens / prefill rate (when the node reports no queued tokens,

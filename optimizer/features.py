@@ -3,8 +3,10 @@
 Each row holds the request's features (broadcast) and one candidate node's features, each on
 a fixed scale chosen so typical values fall within about 0..10 (docs/architecture.md: normalise per
 feature with fixed scales, never per row slot, so a scorer stays permutation invariant). Estimates
-come from `optimizer.estimates`, shared with the heuristic policies. Bump FEATURE_VERSION on
-any change to names, order or scales: a trained scorer records the version it was trained on.
+come from `optimizer.estimates`, shared with the heuristic policies. `candidate_rows` is the
+per-node definition; decisions compute the same rows on columns (`Candidates.rows`, checked
+equal by the parity tests). Bump FEATURE_VERSION on any change to names, order or scales (in
+both): a trained scorer records the version it was trained on.
 """
 
 from __future__ import annotations

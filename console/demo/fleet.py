@@ -164,10 +164,11 @@ class DemoFleet:
             logger.warning("decision refused (%s): %s", answer.status_code, answer.text[:200])
             return
         decision = answer.json()
-        candidates = {v.name: v for v in self.sim.candidates(rid)}
+        candidates = self.sim.candidates(rid)
+        allowed = dict(zip(candidates.names, candidates.index.tolist(), strict=True))
         for name in (decision["node"], *decision["fallbacks"]):
-            if name in candidates:
-                self.sim.send(rid, candidates[name], self.sim.now)
+            if name in allowed:
+                self.sim.send(rid, allowed[name], self.sim.now)
                 self.decision_ids[rid] = decision["decision_id"]
                 self.stats.decisions += 1
                 return

@@ -293,7 +293,6 @@ def _shed_if_saturated(rt: Runtime, snap: Snapshot, body: DecisionInput) -> None
     limit = settings.LOCUS_PICKER_SHED_QUEUE_DEPTH
     if limit <= 0:
         return
-    candidates, _ = rt.engine.candidates(snap, rt.engine.resolve(body), body.among)
-    queues = {view.name: view.queue_depth for view in candidates}
+    queues = rt.engine.queues(body)
     if queues and min(queues.values()) >= limit:
         raise Refused(429, "Every endpoint for this request is saturated.", queue_depth=queues)

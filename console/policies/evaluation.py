@@ -11,6 +11,7 @@ from optimizer.oracle import oracle_report
 from optimizer.policies import POLICY_NAMES, load_policy
 from optimizer.report import build_report
 from optimizer.sim import simulate
+from optimizer.sim.telemetry import TelemetryModel
 from optimizer.topology import Topology
 from optimizer.traces import draw_requests, load_trace
 
@@ -27,9 +28,14 @@ def evaluate_versions(
     loads: list[float],
     seeds: list[int],
     limit: int | None = None,
+    telemetry_interval_s: float | None = None,
     progress: Callable[[float, str], None] | None = None,
 ) -> dict[str, Any]:
     """Run candidate, baseline and the heuristics at each load and seed.
+
+    With `telemetry_interval_s`, policies see node state as the live engine does, through
+    telemetry that many seconds apart (`optimizer.sim.telemetry`), so the report predicts what
+    a canary will see; None shows them the simulator's exact state.
 
     Returns `{"loads": {load: {"policies": {spec: mean report}, "oracle": ...,
     "best_heuristic": name}}, "verdict": {...}}` where each policy's report holds the headline
@@ -48,7 +54,18 @@ def evaluate_versions(
             requests = draw_requests(trace_requests, topology, seed)
             oracle = oracle_report(topology, requests)
             for spec in specs:
-                result = simulate(topology, load_policy(spec, topology, seed), requests, arrivals)
+                telemetry = (
+                    TelemetryModel(telemetry_interval_s, seed=seed)
+                    if telemetry_interval_s is not None
+                    else None
+                )
+                result = simulate(
+                    topology,
+                    load_policy(spec, topology, seed),
+                    requests,
+                    arrivals,
+                    telemetry=telemetry,
+                )
                 runs[spec].append(build_report(result, topology, spec))
                 done += 1
                 if progress is not None:
@@ -61,6 +78,7 @@ def evaluate_versions(
         by_load[f"{load:g}"] = {"policies": policies, "oracle": oracle, "best_heuristic": best}
     return {
         "trace": trace,
+        "telemetry_interval_s": telemetry_interval_s,
         "candidate": candidate,
         "baseline": baseline,
         "seeds": seeds,

@@ -22,6 +22,7 @@ def run_evaluation(evaluation_id: int) -> None:
     from console.policies.evaluation import evaluate_versions
     from console.policies.selectors import active_policy_spec
     from console.policies.services import artifact_problem
+    from telemetry.conf import scrape_interval_seconds
 
     evaluation = PolicyEvaluation.objects.select_related("version").get(pk=evaluation_id)
     if evaluation.status == JobStatus.SUCCEEDED:
@@ -43,6 +44,8 @@ def run_evaluation(evaluation_id: int) -> None:
             loads=[float(x) for x in evaluation.loads],
             seeds=[int(s) for s in evaluation.seeds],
             limit=settings.LOCUS_EVALUATION_LIMIT,
+            # What a canary will see: node state through the fleet's scrape interval.
+            telemetry_interval_s=scrape_interval_seconds(),
             progress=progress,
         )
     except Exception as exc:

@@ -8,32 +8,36 @@ from collections.abc import Sequence
 import numpy as np
 
 from optimizer.decision import NodeView, PlacementRequest
+from optimizer.kernel.candidates import Candidates, candidates_of_views
 from optimizer.topology import Topology
 
 
 class Policy(ABC):
     """Scores candidates; higher is better.
 
-    `scores` is called only with candidates that passed `constraints.filter_candidates` (at
-    least one), so a policy never sees, and can never pick, a node that breaks a hard
-    constraint. The caller picks the argmax (ties go to the earlier candidate) and orders
-    fallbacks by descending score. Stateful heuristics keep their state on the object, so a
-    caller must use one object per independent decision stream.
+    `score` is called only with candidates that passed the hard constraints (at least one),
+    as columns (`optimizer.kernel.Candidates`), so a policy never sees, and can never pick, a
+    node that breaks one. The caller picks the argmax (ties go to the earlier candidate) and
+    orders fallbacks by descending score. Stateful heuristics keep their state on the object,
+    so a caller must use one object per independent decision stream.
     """
 
     name: str = ""
 
     @abstractmethod
+    def score(self, c: Candidates) -> np.ndarray:
+        """One float score per candidate, in candidate order."""
+
     def scores(
         self, request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
     ) -> np.ndarray:
-        """One float score per candidate, in candidate order."""
+        """`score` on node views (hand-built states in tests and tools; the decision paths
+        hold columns already)."""
+        return self.score(candidates_of_views(request, candidates, topology))
 
-    def choose(
-        self, request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
-    ) -> int:
+    def choose(self, c: Candidates) -> int:
         """Index of the chosen candidate: the first of the highest scores."""
-        return int(np.argmax(self.scores(request, candidates, topology)))
+        return int(np.argmax(self.score(c)))
 
 
 def ordered(scores: np.ndarray) -> list[int]:

@@ -1,15 +1,22 @@
-"""The field's LLM-aware routers (llm-d, NVIDIA Dynamo) and Locus's two-stage weighted score."""
+"""The field's LLM-aware routers (llm-d, NVIDIA Dynamo) and Locus's two-stage weighted score
+(per-node originals: `optimizer.reference.policies`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
-from optimizer.decision import BLOCK_TOKENS, NodeView, PlacementRequest
-from optimizer.estimates import estimate, slo_targets_s
+from optimizer.decision import BLOCK_TOKENS
+from optimizer.kernel.candidates import Candidates
+from optimizer.kernel.fleet import (
+    D_KV_USED,
+    D_QUEUE,
+    D_QUEUED_TOKENS,
+    D_RUNNING,
+    S_KV_CAPACITY,
+    S_KV_PER_TOKEN,
+    S_MAX_BATCH,
+)
 from optimizer.policies.base import Policy
-from optimizer.topology import Topology
 
 
 class PrefixAwarePolicy(Policy):
@@ -28,25 +35,20 @@ class PrefixAwarePolicy(Policy):
     KV_WEIGHT = 2.0
     PREFIX_WEIGHT = 3.0
 
-    def scores(
-        self, request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
-    ) -> np.ndarray:
-        queue = np.array([c.queue_depth for c in candidates], dtype=np.float64)
-        spread = queue.max() - queue.min()
-        queue_score = (queue.max() - queue) / spread if spread > 0 else np.ones_like(queue)
-        kv_score = np.array(
-            [1.0 - c.kv_used_bytes / c.kv_capacity_bytes for c in candidates], dtype=np.float64
+    def score(self, c: Candidates) -> np.ndarray:
+        queue = c.dynamic[:, D_QUEUE]
+        top = queue.max()
+        spread = top - queue.min()
+        queue_score = (top - queue) / spread if spread > 0 else np.ones_like(queue)
+        kv_score = 1.0 - c.dynamic[:, D_KV_USED] / c.static[:, S_KV_CAPACITY]
+        hashes = c.request.prefix_hashes
+        total = self.QUEUE_WEIGHT * np.clip(queue_score, 0.0, 1.0) + self.KV_WEIGHT * np.clip(
+            kv_score, 0.0, 1.0
         )
-        hashes = request.prefix_hashes
-        prefix_score = np.array(
-            [c.cached_prefix_blocks(hashes) / len(hashes) if hashes else 0.0 for c in candidates],
-            dtype=np.float64,
-        )
-        return (
-            self.QUEUE_WEIGHT * np.clip(queue_score, 0.0, 1.0)
-            + self.KV_WEIGHT * np.clip(kv_score, 0.0, 1.0)
-            + self.PREFIX_WEIGHT * np.clip(prefix_score, 0.0, 1.0)
-        )
+        if not hashes:
+            return total  # the prefix term is 0 for every candidate
+        prefix_score = c.prefix_blocks / len(hashes)
+        return total + self.PREFIX_WEIGHT * np.clip(prefix_score, 0.0, 1.0)
 
 
 class KvAwarePolicy(Policy):
@@ -62,19 +64,14 @@ class KvAwarePolicy(Policy):
     name = "kv-aware"
     OVERLAP_WEIGHT = 1.0
 
-    def scores(
-        self, request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
-    ) -> np.ndarray:
-        hashes = request.prefix_hashes
+    def score(self, c: Candidates) -> np.ndarray:
+        request = c.request
         prompt = request.prompt_tokens
         request_blocks = (prompt + request.max_output_tokens) / BLOCK_TOKENS
-        cost = []
-        for c in candidates:
-            cached = min(c.cached_prefix_blocks(hashes) * BLOCK_TOKENS, prompt)
-            prefill_blocks = (c.queued_prompt_tokens + prompt - cached) / BLOCK_TOKENS
-            decode_blocks = c.kv_used_bytes / (c.kv_bytes_per_token * BLOCK_TOKENS)
-            cost.append(self.OVERLAP_WEIGHT * prefill_blocks + decode_blocks + request_blocks)
-        return -np.array(cost, dtype=np.float64)
+        cached = np.minimum(c.prefix_blocks * BLOCK_TOKENS, prompt)
+        prefill_blocks = (c.dynamic[:, D_QUEUED_TOKENS] + prompt - cached) / BLOCK_TOKENS
+        decode_blocks = c.dynamic[:, D_KV_USED] / (c.static[:, S_KV_PER_TOKEN] * BLOCK_TOKENS)
+        return -(self.OVERLAP_WEIGHT * prefill_blocks + decode_blocks + request_blocks)
 
 
 class WeightedScorePolicy(Policy):
@@ -96,11 +93,9 @@ class WeightedScorePolicy(Policy):
     MISS_PENALTY = 2.0
     REFERENCE_USD_PER_1K = 1.0
 
-    def scores(
-        self, request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
-    ) -> np.ndarray:
-        est = estimate(request, candidates, topology)
-        ttft_target, e2e_target = slo_targets_s(request, topology)
+    def score(self, c: Candidates) -> np.ndarray:
+        est = c.est
+        ttft_target, e2e_target = c.targets
         ttft_ratio = est.ttft_s / ttft_target
         e2e_ratio = est.e2e_s / e2e_target
         latency = (
@@ -108,16 +103,15 @@ class WeightedScorePolicy(Policy):
             + e2e_ratio
             + self.MISS_PENALTY * ((ttft_ratio > 1.0).astype(np.float64) + (e2e_ratio > 1.0))
         )
-        slo = topology.slo_by_name.get(request.slo) if request.slo is not None else None
+        request = c.request
+        slo = c.fleet.topology.slo_by_name.get(request.slo) if request.slo is not None else None
         budget = (
             slo.max_usd_per_1k
             if slo is not None and slo.max_usd_per_1k
             else self.REFERENCE_USD_PER_1K
         )
         money = est.cost_usd * 1000.0 / budget
-        load = np.array(
-            [(c.queue_depth + c.running) / c.max_batch for c in candidates], dtype=np.float64
-        )
+        load = (c.dynamic[:, D_QUEUE] + c.dynamic[:, D_RUNNING]) / c.static[:, S_MAX_BATCH]
         return -(
             self.LATENCY_WEIGHT * latency + self.MONEY_WEIGHT * money + self.LOAD_WEIGHT * load
         )

@@ -1,14 +1,12 @@
 """Load-blind and single-criterion baselines: random, round-robin, least-loaded, latency-first,
-cost-first and data-gravity."""
+cost-first and data-gravity (per-node originals: `optimizer.reference.policies`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
-from optimizer.decision import NodeView, PlacementRequest
-from optimizer.estimates import estimate
+from optimizer.kernel.candidates import Candidates
+from optimizer.kernel.fleet import D_QUEUE, D_RUNNING
 from optimizer.policies.base import Policy
 from optimizer.topology import Topology
 
@@ -25,10 +23,8 @@ class RandomPolicy(Policy):
     def __init__(self, seed: int) -> None:
         self._rng = np.random.default_rng(seed)
 
-    def scores(
-        self, request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
-    ) -> np.ndarray:
-        return self._rng.random(len(candidates))
+    def score(self, c: Candidates) -> np.ndarray:
+        return self._rng.random(len(c))
 
 
 class RoundRobinPolicy(Policy):
@@ -39,19 +35,14 @@ class RoundRobinPolicy(Policy):
     name = "round-robin"
 
     def __init__(self, topology: Topology) -> None:
-        self._position = {node.name: i for i, node in enumerate(topology.nodes)}
         self._size = len(topology.nodes)
         self._cursor = 0
 
-    def scores(
-        self, request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
-    ) -> np.ndarray:
+    def score(self, c: Candidates) -> np.ndarray:
         # Distance ahead of the cursor, cyclic: the next node in the rotation scores highest.
-        ahead = np.array(
-            [(self._position[c.name] - self._cursor) % self._size for c in candidates],
-            dtype=np.float64,
-        )
-        self._cursor = (self._position[candidates[int(np.argmin(ahead))].name] + 1) % self._size
+        # A candidate's index is its position in topology order.
+        ahead = ((c.index - self._cursor) % self._size).astype(np.float64)
+        self._cursor = (int(c.index[int(np.argmin(ahead))]) + 1) % self._size
         return -ahead
 
 
@@ -62,13 +53,9 @@ class LeastLoadedPolicy(Policy):
 
     name = "least-loaded"
 
-    def scores(
-        self, request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
-    ) -> np.ndarray:
-        return -np.array(
-            [c.queue_depth + c.running + _TIE * c.queue_depth for c in candidates],
-            dtype=np.float64,
-        )
+    def score(self, c: Candidates) -> np.ndarray:
+        queue = c.dynamic[:, D_QUEUE]
+        return -(queue + c.dynamic[:, D_RUNNING] + _TIE * queue)
 
 
 class LatencyFirstPolicy(Policy):
@@ -77,10 +64,8 @@ class LatencyFirstPolicy(Policy):
 
     name = "latency-first"
 
-    def scores(
-        self, request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
-    ) -> np.ndarray:
-        est = estimate(request, candidates, topology)
+    def score(self, c: Candidates) -> np.ndarray:
+        est = c.est
         return -(est.ttft_s + _TIE * est.e2e_s)
 
 
@@ -91,10 +76,8 @@ class CostFirstPolicy(Policy):
 
     name = "cost-first"
 
-    def scores(
-        self, request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
-    ) -> np.ndarray:
-        est = estimate(request, candidates, topology)
+    def score(self, c: Candidates) -> np.ndarray:
+        est = c.est
         return -(est.cost_usd + _TIE * est.ttft_s * 1e-3)
 
 
@@ -105,9 +88,7 @@ class DataGravityPolicy(Policy):
 
     name = "data-gravity"
 
-    def scores(
-        self, request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
-    ) -> np.ndarray:
-        est = estimate(request, candidates, topology)
-        load = np.array([c.queue_depth + c.running for c in candidates], dtype=np.float64)
+    def score(self, c: Candidates) -> np.ndarray:
+        est = c.est
+        load = c.dynamic[:, D_QUEUE] + c.dynamic[:, D_RUNNING]
         return -(est.rtt_s + est.transfer_s + _TIE * 1e-3 * load)

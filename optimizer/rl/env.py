@@ -1,7 +1,7 @@
 """A Gymnasium environment over the simulator: one step per arriving request.
 
 Observation: `Box(max_nodes, N_FEATURES + 1)`, one row per candidate node from the shared
-feature module (`optimizer.features.candidate_rows`, the rows the live engine computes), the
+feature definition (`optimizer.kernel.Candidates.rows`, the rows the live engine computes), the
 candidates in the first rows and a last column of 1 for a valid row (docs/architecture.md, RL
 notes). Action: `Discrete(max_nodes)`, the index of the chosen candidate; `action_masks()` marks the
 valid rows for sb3-contrib's MaskablePPO (masking learns far better than penalising invalid
@@ -34,13 +34,15 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from optimizer.decision import NodeView, PlacementRequest
+from optimizer.decision import PlacementRequest
 from optimizer.estimates import slo_targets_s
-from optimizer.features import N_FEATURES, candidate_rows
+from optimizer.features import N_FEATURES
+from optimizer.kernel.candidates import Candidates
 from optimizer.rl.scenarios import Scenario, ScenarioConfig, sample_scenario
 from optimizer.rl.teacher import get_teacher
 from optimizer.sim import Simulator
 from optimizer.sim.requests import FAILED, REJECTED, SERVED
+from optimizer.sim.telemetry import TelemetryModel
 from optimizer.topology import Topology
 from optimizer.traces import TraceRequest
 
@@ -123,7 +125,7 @@ class PlacementEnv(gym.Env[np.ndarray, np.int64]):
         self._cost_1k = 0.0
         self._last_a = 0.0
         self._end_s = 0.0
-        self._candidates: list[NodeView] = []
+        self._candidates: Candidates | None = None
         self._request: PlacementRequest | None = None
         self._teacher = get_teacher(teacher, topology)
 
@@ -144,8 +146,18 @@ class PlacementEnv(gym.Env[np.ndarray, np.int64]):
         """Set up a run of `scenario` and advance to its first decision; False if none."""
         self.scenario = scenario
         self._teacher = get_teacher(self.teacher_name, self.topology)
+        telemetry = (
+            TelemetryModel(scenario.telemetry_interval_s, seed=scenario.telemetry_seed)
+            if scenario.telemetry_interval_s is not None
+            else None
+        )
         self.sim = Simulator(
-            self.topology, self._teacher, scenario.requests, scenario.arrival_s, scenario.events
+            self.topology,
+            self._teacher,
+            scenario.requests,
+            scenario.arrival_s,
+            scenario.events,
+            telemetry=telemetry,
         )
         self.sim.start()
         targets = [slo_targets_s(r, self.topology) for r in scenario.requests]
@@ -169,7 +181,7 @@ class PlacementEnv(gym.Env[np.ndarray, np.int64]):
 
     def step(self, action: np.int64 | int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         assert self.sim is not None, "call reset() first"
-        if self._request is None:
+        if self._request is None or self._candidates is None:
             # No decision awaits: no arrival of this episode had a candidate (see the module
             # docstring), or it has ended already. End it without placing anything.
             return self._observe(), 0.0, False, True, self._info(0.0)
@@ -179,7 +191,7 @@ class PlacementEnv(gym.Env[np.ndarray, np.int64]):
             # action folded onto the candidates rather than an error.
             index %= len(self._candidates)
         self._open(self._rid)
-        self.sim.send(self._rid, self._candidates[index], self.sim.now)
+        self.sim.send(self._rid, int(self._candidates.index[index]), self.sim.now)
         misses_before, cost_before = self._misses, self._cost_1k
         done = not self._next_decision()
         latency_min = self._latency_delta() / 60.0
@@ -201,12 +213,12 @@ class PlacementEnv(gym.Env[np.ndarray, np.int64]):
     def teacher_action(self) -> int:
         """The teacher heuristic's choice for the current request; 0 when no request awaits a
         decision (`step` then ends the episode whatever the action)."""
-        if self._request is None:
+        if self._candidates is None:
             return 0
-        return self._teacher.choose(self._request, self._candidates, self.topology)
+        return self._teacher.choose(self._candidates)
 
     @property
-    def current(self) -> tuple[PlacementRequest | None, list[NodeView]]:
+    def current(self) -> tuple[PlacementRequest | None, Candidates | None]:
         """The request awaiting a decision and its candidates."""
         return self._request, self._candidates
 
@@ -220,7 +232,7 @@ class PlacementEnv(gym.Env[np.ndarray, np.int64]):
             rid = sim.advance(until=self._end_s)
             if rid is None:
                 self._settle()
-                self._request, self._candidates = None, []
+                self._request, self._candidates = None, None
                 self._mask[:] = False
                 return False
             candidates = sim.candidates(rid)
@@ -302,10 +314,10 @@ class PlacementEnv(gym.Env[np.ndarray, np.int64]):
         obs = self._obs
         obs.fill(0.0)
         self._mask[:] = False
-        n = len(self._candidates)
+        n = len(self._candidates) if self._candidates is not None else 0
         if n:
-            assert self._request is not None
-            obs[:n, :N_FEATURES] = candidate_rows(self._request, self._candidates, self.topology)
+            assert self._candidates is not None
+            obs[:n, :N_FEATURES] = self._candidates.rows()
             obs[:n, N_FEATURES] = 1.0
             self._mask[:n] = True
         return obs.copy()

@@ -12,20 +12,20 @@ from this build's `FEATURE_VERSION`.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 from torch import nn
 
-from optimizer.decision import NodeView, PlacementRequest
 from optimizer.errors import InputFileError
-from optimizer.features import FEATURE_NAMES, FEATURE_VERSION, candidate_rows
+from optimizer.features import FEATURE_NAMES, FEATURE_VERSION, N_FEATURES
+from optimizer.kernel.candidates import Candidates
 from optimizer.policies.base import Policy
+from optimizer.rl.fastscorer import NumpyScorer
 from optimizer.rl.network import CandidateScorer, DeepSetsPolicy
-from optimizer.topology import Topology
 
 SCORER_FILE = "scorer.pt"
 POLICY_FILE = "policy.json"
@@ -60,28 +60,39 @@ def write_policy_json(directory: Path, data: dict[str, Any]) -> None:
 
 
 class TrainedPolicy(Policy):
-    """A policy served by a trained `scorer.pt`: `candidate_rows` -> scorer -> scores.
+    """A policy served by a trained `scorer.pt`: the candidates' feature rows -> scores.
 
-    Scoring runs under `torch.no_grad()`. Servers should call `torch.set_num_threads(1)`
-    (docs/architecture.md: one thread is fastest for these tiny matrices and avoids
-    oversubscription); the loader does so when torch still has its default thread count, so the
-    simulator and a console worker that never set it get the single-threaded behaviour the
-    benchmark measures.
+    Scores come from the scorer's numpy twin (`optimizer.rl.fastscorer`) when the module is
+    of the exported shape, else from the TorchScript module under `torch.no_grad()`. Servers
+    should call `torch.set_num_threads(1)` (docs/architecture.md: one thread is fastest for
+    these tiny matrices and avoids oversubscription); the loader does so when torch still has
+    its default thread count, so the simulator and a console worker that never set it get the
+    single-threaded behaviour the benchmark measures.
     """
 
-    def __init__(self, module: torch.jit.ScriptModule, meta: dict[str, Any], name: str) -> None:
+    def __init__(
+        self,
+        module: torch.jit.ScriptModule,
+        meta: dict[str, Any],
+        name: str,
+        fast: NumpyScorer | None = None,
+    ) -> None:
         self.module = module
         self.meta = meta
         self.name = name
+        self.fast = fast
 
-    def scores(
-        self, request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
-    ) -> np.ndarray:
-        rows = candidate_rows(request, candidates, topology)
-        return self.score_rows(rows)
+    def score(self, c: Candidates) -> np.ndarray:
+        return self.score_rows(c.rows())
 
     def score_rows(self, rows: np.ndarray) -> np.ndarray:
         """Scores of precomputed feature rows (every row valid)."""
+        if self.fast is not None:
+            return self.fast(rows)
+        return self.score_rows_torch(rows)
+
+    def score_rows_torch(self, rows: np.ndarray) -> np.ndarray:
+        """Scores from the TorchScript module itself (the artifact as saved)."""
         mask = torch.ones(rows.shape[0], dtype=torch.bool)
         with torch.no_grad():
             out = self.module(torch.from_numpy(rows), mask)
@@ -112,15 +123,21 @@ def load_trained_policy(directory: str | Path) -> TrainedPolicy:
         )
     if meta.get("feature_names") != list(FEATURE_NAMES):
         raise InputFileError(str(path), [f"{meta_path}: feature names differ from this build's"])
-    if torch.get_num_threads() > 1 and not _threads_configured():
-        torch.set_num_threads(1)
+    if not _threads_configured():
+        if torch.get_num_threads() > 1:
+            torch.set_num_threads(1)
+        # The numpy twin's products run in OpenBLAS, which splits a 256-row product over
+        # threads: measured here, 30 ms instead of 0.1 ms with the cores shared.
+        threadpool_limits(limits=1, user_api="blas")
     module = torch.jit.load(str(scorer_path), map_location="cpu")
     module.eval()
-    return TrainedPolicy(module, meta, meta.get("name") or path.name)
+    fast = NumpyScorer.from_module(module, N_FEATURES)
+    return TrainedPolicy(module, meta, meta.get("name") or path.name, fast)
 
 
 def _threads_configured() -> bool:
     """Whether the process chose its torch thread count (OMP/MKL environment variables)."""
     import os
 
-    return any(os.environ.get(v) for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"))
+    names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+    return any(os.environ.get(v) for v in names)

@@ -53,6 +53,10 @@ class ScenarioConfig:
     cordon_probability: float = 0.3
     """Chance that an episode starts with 1 to 3 random nodes cordoned (fewer on a small fleet:
     at least one node able to serve is always left)."""
+    telemetry_interval_s: tuple[float, float] | None = None
+    """Range of the telemetry scrape interval policies see node state through (uniform;
+    `optimizer.sim.telemetry`), as the live engine does; None: the simulator's exact state.
+    Drawn last, so leaving it None reproduces the other draws exactly."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +69,8 @@ class Scenario:
     load: float
     prompt_scale: float
     prefix_probability: float
+    telemetry_interval_s: float | None = None
+    telemetry_seed: int = 0
 
 
 def _log_uniform(rng: np.random.Generator, bounds: tuple[float, float]) -> float:
@@ -136,6 +142,10 @@ def sample_scenario(
     events: list[ScheduledEvent] = []
     if rng.random() < config.cordon_probability:
         events = [ScheduledEvent(0.0, name, "cordon") for name in _cordoned(topology, rng)]
+    interval, telemetry_seed = None, 0
+    if config.telemetry_interval_s is not None:
+        interval = float(rng.uniform(*config.telemetry_interval_s))
+        telemetry_seed = int(rng.integers(0, 2**31 - 1))
     return Scenario(
         requests=requests,
         arrival_s=[r.arrival_s for r in scaled],
@@ -143,4 +153,6 @@ def sample_scenario(
         load=load,
         prompt_scale=scale,
         prefix_probability=share,
+        telemetry_interval_s=interval,
+        telemetry_seed=telemetry_seed,
     )

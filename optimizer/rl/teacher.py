@@ -25,12 +25,10 @@ llm-d's prefix-aware score (queue, KV room, prefix match) holds 68.5%; this rule
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
-from optimizer.decision import NodeView, PlacementRequest
-from optimizer.estimates import estimate, slo_targets_s
+from optimizer.kernel.candidates import Candidates
+from optimizer.kernel.fleet import D_KV_USED, S_KV_CAPACITY
 from optimizer.policies import POLICY_NAMES, Policy, get_policy
 from optimizer.policies.routers import PrefixAwarePolicy
 from optimizer.topology import Topology
@@ -50,24 +48,21 @@ class SloAwareTeacher(Policy):
     def __init__(self) -> None:
         self._prefix_aware = PrefixAwarePolicy()
 
-    def scores(
-        self, request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
-    ) -> np.ndarray:
-        est = estimate(request, candidates, topology)
-        ttft_target, _ = slo_targets_s(request, topology)
-        slo = topology.slo_by_name.get(request.slo) if request.slo is not None else None
+    def score(self, c: Candidates) -> np.ndarray:
+        est = c.est
+        ttft_target, _ = c.targets
+        request = c.request
+        slo = c.fleet.topology.slo_by_name.get(request.slo) if request.slo is not None else None
         budget = slo.max_usd_per_1k if slo is not None and slo.max_usd_per_1k else None
         cost_1k = est.cost_usd * 1000.0
         feasible = est.ttft_s <= self.TTFT_MARGIN * ttft_target
         if budget is not None:
             feasible &= cost_1k <= budget
-        kv_free = np.array(
-            [1.0 - c.kv_used_bytes / c.kv_capacity_bytes for c in candidates], dtype=np.float64
-        )
+        kv_free = 1.0 - c.dynamic[:, D_KV_USED] / c.static[:, S_KV_CAPACITY]
         if not feasible.any():
             return kv_free
         score = (
-            self._prefix_aware.scores(request, candidates, topology)
+            self._prefix_aware.score(c)
             - est.ttft_s / ttft_target
             - self.COST_WEIGHT * cost_1k / (budget or self.REFERENCE_USD_PER_1K)
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,9 +25,9 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from optimizer.decision import NodeView, PlacementRequest
 from optimizer.errors import InputFileError
-from optimizer.features import FEATURE_VERSION, candidate_rows
+from optimizer.features import FEATURE_VERSION
+from optimizer.kernel.candidates import Candidates
 from optimizer.policies import POLICY_NAMES, Policy
 from optimizer.report import build_report
 from optimizer.rl.env import PlacementEnv, RewardConfig
@@ -138,10 +138,8 @@ class ActorPolicy(Policy):
         self.scorer = scorer
         self.name = name
 
-    def scores(
-        self, request: PlacementRequest, candidates: Sequence[NodeView], topology: Topology
-    ) -> np.ndarray:
-        rows = torch.from_numpy(candidate_rows(request, candidates, topology)).unsqueeze(0)
+    def score(self, c: Candidates) -> np.ndarray:
+        rows = torch.from_numpy(c.rows()).unsqueeze(0)
         mask = torch.ones(rows.shape[:2], dtype=torch.bool)
         with torch.no_grad():
             return self.scorer(rows, mask).squeeze(0).numpy().astype(np.float64)

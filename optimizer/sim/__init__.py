@@ -35,6 +35,10 @@ is rejected. Sent to node N:
   are placed again (keeping their arrival time), and requests still on their way to it are
   placed again when they arrive.
 
+Telemetry (`optimizer.sim.telemetry`, `--telemetry-interval S`): policies then see node state
+as the live engine does (samples S seconds apart, delayed, plus the engine's own count of what
+it sent since); the nodes above still run on the exact state.
+
 A request meets its SLO when it is served, its TTFT and E2E are within the SLO's
 `ttft_p95_ms` and `e2e_p95_ms`, and its cost per 1k is within `max_usd_per_1k` when set.
 """
@@ -47,6 +51,7 @@ from optimizer.decision import PlacementRequest
 from optimizer.policies.base import Policy
 from optimizer.sim.engine import SimResult, Simulator
 from optimizer.sim.schedule import ScheduledEvent, load_schedule, parse_schedule
+from optimizer.sim.telemetry import TelemetryModel
 from optimizer.topology import Topology
 
 
@@ -57,11 +62,13 @@ def simulate(
     arrival_s: Sequence[float],
     *,
     events: Sequence[ScheduledEvent] = (),
+    telemetry: TelemetryModel | None = None,
     progress: bool = False,
     desc: str = "simulate",
 ) -> SimResult:
-    """Replay `requests` arriving at `arrival_s` (sorted) under `policy`."""
-    return Simulator(topology, policy, requests, arrival_s, events).run(
+    """Replay `requests` arriving at `arrival_s` (sorted) under `policy`; with `telemetry`,
+    the policy sees node state through it (`optimizer.sim.telemetry`), else exactly."""
+    return Simulator(topology, policy, requests, arrival_s, events, telemetry).run(
         progress=progress, desc=desc
     )
 
@@ -70,6 +77,7 @@ __all__ = [
     "ScheduledEvent",
     "SimResult",
     "Simulator",
+    "TelemetryModel",
     "load_schedule",
     "parse_schedule",
     "simulate",

@@ -9,20 +9,24 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from tqdm import tqdm
 
-from optimizer.constraints import filter_candidates
-from optimizer.decision import BLOCK_TOKENS, NodeView, PlacementRequest, node_view
+from optimizer.decision import PlacementRequest
 from optimizer.estimates import PROMPT_BYTES_PER_TOKEN
+from optimizer.kernel.candidates import Candidates, constrain, rejected_reasons
+from optimizer.kernel.fleet import DYNAMIC_COLUMNS, Fleet
+from optimizer.kernel.prefix import PrefixIndex
 from optimizer.policies.base import Policy
 from optimizer.sim.node import SimNode
 from optimizer.sim.requests import REJECTED, RequestTable
 from optimizer.sim.schedule import ScheduledEvent
+from optimizer.sim.telemetry import TelemetryModel
 from optimizer.topology import Topology
 
 # Event kinds. At equal times the heap orders by insertion, and heap events run before an
 # arrival at the same instant, so an operation at time t governs the arrivals at t.
-_AT_NODE, _WAKE, _OPERATION = 0, 1, 2
+_AT_NODE, _WAKE, _OPERATION, _SCRAPE, _DELIVER = 0, 1, 2, 3, 4
 _PROGRESS_EVERY = 512
 
 
@@ -48,28 +52,27 @@ class Simulator:
         requests: Sequence[PlacementRequest],
         arrival_s: Sequence[float],
         events: Sequence[ScheduledEvent] = (),
+        telemetry: TelemetryModel | None = None,
     ) -> None:
+        """`telemetry`: policies see node state as the live engine does, through samples
+        taken as that model says (`optimizer.sim.telemetry`); None: the exact state."""
         self.topology = topology
         self.policy = policy
         self.requests = requests
-        model_index = {m.name: i for i, m in enumerate(topology.models)}
+        self.fleet = Fleet(topology)
+        model_index = self.fleet.model_index
         kv_per_token = {m.name: m.kv_bytes_per_token for m in topology.models}
         self.table = RequestTable(requests, arrival_s, model_index, kv_per_token)
         self._heap: list[tuple[float, int, int, int, int]] = []
         self._seq = itertools.count()
-        self.nodes: list[SimNode] = []
-        # views_by_model[m] lists every node's view for model m, in topology order, so the
-        # constraint filter can name a reason for every node, serving or not.
-        self.views_by_model: list[list[NodeView]] = [[] for _ in topology.models]
-        for index, node in enumerate(topology.nodes):
-            served: dict[int, NodeView] = {}
-            for name, m in model_index.items():
-                view = node_view(topology, node.name, name)
-                if name in node.models:
-                    served[m] = view
-                self.views_by_model[m].append(view)
-            block_bytes = {m: BLOCK_TOKENS * kv_per_token[topology.models[m].name] for m in served}
-            self.nodes.append(SimNode(index, served, block_bytes, self.table, self._wake))
+        # The exact state of every node, in the kernel's dynamic columns (SimNode.sync).
+        self.dynamic = np.zeros((self.fleet.size, DYNAMIC_COLUMNS), dtype=np.float64)
+        self.prefix = PrefixIndex(self.fleet.size, indexed=False)
+        self.nodes: list[SimNode] = [
+            SimNode(i, self.fleet, self.dynamic, self.prefix.cache_of(i), self.table, self._wake)
+            for i in range(self.fleet.size)
+        ]
+        self.telemetry = telemetry.start(self.fleet) if telemetry is not None else None
         self._node_by_name = {n.name: n for n in self.nodes}
         self._site = [node.site for node in topology.nodes]
         self._events = list(events)
@@ -85,35 +88,33 @@ class Simulator:
         """Choose a node for request `rid` with the policy and send it there, or reject it."""
         candidates = self.candidates(rid)
         if candidates:
-            choice = self.policy.choose(self.requests[rid], candidates, self.topology)
-            self.send(rid, candidates[choice], now)
+            choice = self.policy.choose(candidates)
+            self.send(rid, int(candidates.index[choice]), now)
 
-    def candidates(self, rid: int) -> list[NodeView]:
-        """The views of the nodes that may serve request `rid`, with their cached prefix
-        blocks filled in; when there are none the request is marked rejected."""
+    def candidates(self, rid: int) -> Candidates:
+        """The nodes that may serve request `rid` as the policy sees them (the exact state,
+        or the telemetry model's); when there are none the request is marked rejected."""
         request = self.requests[rid]
-        table = self.table
-        m = table.model[rid]
-        candidates, rejected = filter_candidates(request, self.views_by_model[m], self.topology)
-        if not candidates:
+        index, split, no_room = constrain(self.fleet, request)
+        if not len(index):
+            table = self.table
             table.status[rid] = REJECTED
-            reasons = sorted(set(rejected.values()))
+            reasons = sorted(set(rejected_reasons(self.fleet, split, no_room).values()))
             table.reject_reason[rid] = ",".join(reasons)
             self.reject_reasons.update(reasons)
             table.resolved.append(rid)
-            return candidates
-        hashes = request.prefix_hashes
-        if hashes:
-            by_name = self._node_by_name
-            for view in candidates:
-                view.prefix_blocks = by_name[view.name].cache.match(m, hashes)
-        return candidates
+        if self.telemetry is not None:
+            live = self.telemetry.live
+            return Candidates(self.fleet, request, index, live.dynamic, live.prefix, split=split)
+        return Candidates(self.fleet, request, index, self.dynamic, self.prefix, split=split)
 
-    def send(self, rid: int, view: NodeView, now: float) -> None:
-        """Send request `rid` to the node of `view` (a candidate from `candidates`)."""
+    def send(self, rid: int, node_index: int, now: float) -> None:
+        """Send request `rid` to node `node_index` (one of its candidates)."""
         request = self.requests[rid]
         table = self.table
-        node = self._node_by_name[view.name]
+        node = self.nodes[node_index]
+        if self.telemetry is not None:
+            self.telemetry.live.sent(node_index, table.model[rid], request.prefix_hashes)
         site = self._site[node.index]
         route = self.topology.routes[(request.source_site, site)]
         prompt_bytes = PROMPT_BYTES_PER_TOKEN * request.prompt_tokens
@@ -142,9 +143,22 @@ class Simulator:
         node.sync()
 
     def start(self) -> None:
-        """Queue the scheduled operations; call once before `advance`."""
+        """Queue the scheduled operations and the first scrape; call once before `advance`."""
         for i, event in enumerate(self._events):
             heapq.heappush(self._heap, (event.at_s, next(self._seq), _OPERATION, i, 0))
+        if self.telemetry is not None:
+            self._push(self.telemetry.first_scrape_s(), _SCRAPE, 0, 0)
+
+    def _push(self, at: float, kind: int, a: int, b: int) -> None:
+        heapq.heappush(self._heap, (at, next(self._seq), kind, a, b))
+
+    def _scrape(self, now: float) -> None:
+        """Take the fleet's samples now; they reach the policy's view after the delay."""
+        telemetry = self.telemetry
+        assert telemetry is not None
+        batch = telemetry.take(self.dynamic, now)
+        self._push(now + telemetry.delay_s(), _DELIVER, batch, 0)
+        self._push(now + telemetry.next_interval_s(), _SCRAPE, 0, 0)
 
     def advance(self, until: float = float("inf")) -> int | None:
         """Run every event up to the next arrival (or `until`, whichever is first) and return
@@ -159,7 +173,10 @@ class Simulator:
         while True:
             upcoming = arrivals[self.next_arrival] if self.next_arrival < n else float("inf")
             if heap and heap[0][0] <= upcoming and heap[0][0] <= until:
-                self.now, _, kind, a, b = heapq.heappop(heap)
+                at, _, kind, a, b = heapq.heappop(heap)
+                if kind >= _SCRAPE and self.next_arrival >= n:
+                    continue  # no decision is left to inform: telemetry stops
+                self.now = at
                 if kind == _WAKE:
                     node = nodes[a]
                     if b == node.version:
@@ -173,8 +190,13 @@ class Simulator:
                         self.place(b, self.now)
                     else:
                         node.arrive(b, self.now)
-                else:
+                elif kind == _OPERATION:
                     self._operate(self._events[a], self.now)
+                elif kind == _SCRAPE:
+                    self._scrape(self.now)
+                else:
+                    assert self.telemetry is not None
+                    self.telemetry.deliver(a)
             elif self.next_arrival < n and upcoming <= until:
                 self.now = upcoming
                 self.next_arrival += 1

@@ -17,15 +17,31 @@ from collections import deque
 from collections.abc import Callable
 from math import ceil
 
-from optimizer.decision import BLOCK_TOKENS, NodeView
-from optimizer.sim.cache import PrefixCache
+import numpy as np
+
+from optimizer.decision import BLOCK_TOKENS
+from optimizer.kernel.fleet import (
+    D_KV_USED,
+    D_QUEUE,
+    D_QUEUED_TOKENS,
+    D_RUNNING,
+    S_KV_CAPACITY,
+    S_MAX_BATCH,
+    S_PREFILL_RATE,
+    S_STEP_MS,
+    S_STEP_MS_PER_SEQ,
+    S_USD_PER_HOUR,
+    Fleet,
+)
+from optimizer.kernel.prefix import PrefixCache
 from optimizer.sim.requests import RequestTable
 
 IDLE, PREFILL, DECODE = 0, 1, 2
 
 
 class SimNode:
-    """The simulated state of one node; `views[m]` is what policies see for model index m."""
+    """The simulated state of one node; `sync` publishes it to the fleet's dynamic columns
+    (`optimizer.kernel.fleet`), which policies read."""
 
     __slots__ = (
         "index",
@@ -49,7 +65,9 @@ class SimNode:
         "version",
         "busy_s",
         "share",
-        "views",
+        "models",
+        "_fleet",
+        "_dynamic",
         "cache",
         "max_batch",
         "prefill_rate",
@@ -64,26 +82,32 @@ class SimNode:
     def __init__(
         self,
         index: int,
-        views: dict[int, NodeView],
-        block_bytes: dict[int, int],
+        fleet: Fleet,
+        dynamic: np.ndarray,
+        cache: PrefixCache,
         table: RequestTable,
         wake: Callable[[float, int, int], None],
     ) -> None:
-        first = next(iter(views.values()))
+        """Node `index` of `fleet`; `dynamic` is the fleet's dynamic columns, written by
+        `sync`; `cache` its prefix cache (of the simulator's `PrefixIndex`)."""
         self.index = index
-        self.name = first.name
-        self.usd_per_s = first.usd_per_hour / 3600.0
-        self.capacity = first.kv_capacity_bytes
-        self.views = views
-        self.max_batch = {m: v.max_batch for m, v in views.items()}
-        self.prefill_rate = {m: v.prefill_tokens_per_s for m, v in views.items()}
-        self.step_s = {m: v.decode_step_ms / 1000.0 for m, v in views.items()}
-        self.per_seq_s = {m: v.decode_step_ms_per_seq / 1000.0 for m, v in views.items()}
-        self.block_bytes = block_bytes
-        self.state = first.state
+        self.name = fleet.names[index]
+        self._fleet = fleet
+        self._dynamic = dynamic
+        self.models = [m for m in range(len(fleet.static)) if fleet.served[m][index]]
+        rows = {m: fleet.static[m][index].tolist() for m in self.models}
+        first = fleet.static[0][index]
+        self.usd_per_s = float(first[S_USD_PER_HOUR]) / 3600.0
+        self.capacity = int(first[S_KV_CAPACITY])
+        self.max_batch = {m: int(r[S_MAX_BATCH]) for m, r in rows.items()}
+        self.prefill_rate = {m: r[S_PREFILL_RATE] for m, r in rows.items()}
+        self.step_s = {m: r[S_STEP_MS] / 1000.0 for m, r in rows.items()}
+        self.per_seq_s = {m: r[S_STEP_MS_PER_SEQ] / 1000.0 for m, r in rows.items()}
+        self.block_bytes = {m: BLOCK_TOKENS * fleet.kv_per_token[m] for m in self.models}
+        self.state = fleet.topology.nodes[index].state
         self._table = table
         self._wake = wake
-        self.cache = PrefixCache()
+        self.cache = cache
         self.busy_s = 0.0
         self.version = 0
         # Requests placed here still crossing the network, and the prompt tokens of those plus
@@ -97,7 +121,7 @@ class SimNode:
         self.pinned: dict[int, int] = {}  # request -> leading blocks of its prompt it pins
         self.waiting: deque[int] = deque()
         self.running = 0  # admitted sequences, prefilling or decoding
-        self.batch = {m: 0 for m in self.views}  # decoding sequences per model
+        self.batch = {m: 0 for m in self.models}  # decoding sequences per model
         self.decoding: list[tuple[int, int]] = []  # (finish round, request) heap
         self.rounds = 0
         self.phase = IDLE
@@ -108,18 +132,17 @@ class SimNode:
         # Running dollar share per sequence of each model since the start (docs/contracts.md §1: a
         # sequence pays 1/batch of each step it takes part in); a sequence pays the difference
         # between its finish and its start.
-        self.share = {m: 0.0 for m in self.views}
+        self.share = {m: 0.0 for m in self.models}
         self.cache.clear()
 
     def sync(self) -> None:
-        """Publish the dynamic state to the views policies read."""
-        depth = len(self.waiting) + self.in_flight
-        for view in self.views.values():
-            view.state = self.state
-            view.kv_used_bytes = self.reserved
-            view.queue_depth = depth
-            view.running = self.running
-            view.queued_prompt_tokens = self.queued_tokens
+        """Publish the dynamic state to the fleet's columns policies read."""
+        row = self._dynamic[self.index]
+        row[D_QUEUE] = len(self.waiting) + self.in_flight
+        row[D_RUNNING] = self.running
+        row[D_KV_USED] = self.reserved
+        row[D_QUEUED_TOKENS] = self.queued_tokens
+        self._fleet.set_state(self.index, self.state)
 
     # -- arrivals ----------------------------------------------------------------------------
     def arrive(self, rid: int, now: float) -> None:

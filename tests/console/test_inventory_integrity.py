@@ -133,7 +133,8 @@ def test_deleting_the_last_node_is_refused_with_the_problem(fleet: Any, client_f
 def test_after_refused_writes_the_topology_and_the_engine_still_work(
     fleet: Any, client_for: Any
 ) -> None:
-    from console.placement.engine.runtime import build_snapshot
+    from console.placement.engine.snapshot import PolicyRef
+    from console.placement.selectors import engine_snapshot
 
     operator = client_for("operator")
     operator.delete("/api/v1/models/llama-3.1-8b")
@@ -141,7 +142,9 @@ def test_after_refused_writes_the_topology_and_the_engine_still_work(
     response = client_for("viewer").get("/api/v1/topology")
     assert response.status_code == 200
     assert {n["name"] for n in response.json()["nodes"]} == {"muc-l4-1", "fra-h100-1"}
-    assert {n.name for n in build_snapshot(None).topology.nodes} == {"muc-l4-1", "fra-h100-1"}
+    builtin = PolicyRef(name="weighted-score", version="builtin", spec="weighted-score")
+    snapshot = engine_snapshot(default_policy=builtin, previous=None, breaker_open_s=60.0)
+    assert {n.name for n in snapshot.topology.nodes} == {"muc-l4-1", "fra-h100-1"}
 
 
 def test_an_inventory_can_still_be_built_entry_by_entry(client_for: Any) -> None:

@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from optimizer.cli import main
-from tests.optimizer.fleets import AZURE, FLEET_DEMO, MOONCAKE
+from tests.optimizer.fleets import AZURE, FLEET_DEMO, MOONCAKE, TINY
 
 CONTRACT_KEYS = {
     "requests",
@@ -169,3 +170,32 @@ def test_train_refuses_a_file_as_its_output_directory(tmp_path: Path, capsys) ->
 def test_policies_command_lists_the_builtins(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["policies"]) == 0
     assert "kv-aware" in capsys.readouterr().out.split()
+
+
+def test_bench_decide_prints_kernel_and_reference_figures_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    topology = tmp_path / "tiny.yaml"
+    topology.write_text(yaml.safe_dump(TINY))
+    assert main(["bench-decide", "--topology", str(topology), "--json", "--repeats", "5"]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert set(figures) == {"kernel", "reference"}
+    for impl in figures.values():
+        assert set(impl) == {"random", "round-robin", "least-loaded", "latency-first",
+                             "cost-first", "data-gravity", "weighted-score", "prefix-aware",
+                             "kv-aware"}  # fmt: skip
+        for sizes in impl.values():
+            assert set(sizes) == {"8", "64", "256", "1000"}
+            assert all(0 < f["p50_us"] <= f["p99_us"] for f in sizes.values())
+
+
+def test_bench_scorer_times_the_numpy_twin_beside_torchscript_on_kernel_candidates(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    shipped = FLEET_DEMO.parents[1] / "policies" / "trained" / "ppo-fleet-demo"
+    assert main(["bench-scorer", "--policy", str(shipped), "--repeats", "5"]) == 0
+    table = capsys.readouterr().out
+    for n in ("8", "64", "256"):
+        lines = [line for line in table.splitlines() if line.split()[:1] == [n]]
+        assert any("numpy twin" in line for line in lines)
+        assert any("TorchScript" in line for line in lines)

@@ -8,6 +8,7 @@ from optimizer.constraints import filter_candidates
 from optimizer.decision import node_view
 from optimizer.features import FEATURE_NAMES, N_FEATURES, candidate_rows
 from optimizer.policies import get_policy
+from optimizer.reference.policies import reference_policy
 from optimizer.sim import Simulator
 from tests.optimizer.fleets import request, tiny_topology
 
@@ -23,36 +24,42 @@ def test_rows_have_one_column_per_feature_name() -> None:
     assert tiers.tolist() == [0, 0, 0, 1]
 
 
-def test_simulator_state_and_snapshot_views_give_the_same_rows_and_scores() -> None:
+def test_simulator_columns_give_the_rows_and_scores_of_node_views_of_the_same_state() -> None:
     topo = tiny_topology()
     reqs = [request(topo, prompt=800, output=50, hashes=(1, 2)) for _ in range(6)]
     sim = Simulator(topo, get_policy("round-robin", topo), reqs, [0.0, 0.0, 0.0, 0.1, 0.1, 0.1])
-    sim.run()
+    sim.start()
+    for _ in range(4):  # leave work queued and running
+        rid = sim.advance()
+        assert rid is not None
+        sim.place(rid, sim.now)
     probe = request(topo, prompt=1024, output=20, hashes=(1, 2))
-    sim_views = sim.views_by_model[0]
-    for view, node in zip(sim_views, sim.nodes, strict=True):
-        view.prefix_blocks = node.cache.match(0, probe.prefix_hashes)
-    # A live engine rebuilds views from telemetry: same numbers through node_view.
-    live_views = [
+    sim.requests = [*sim.requests, probe]
+    kernel = sim.candidates(len(sim.requests) - 1)
+    # The same numbers as per-node views, as the engine built them before the kernel.
+    views = [
         node_view(
             topo,
-            v.name,
+            n.name,
             "m1",
-            state=v.state,
-            kv_used_bytes=v.kv_used_bytes,
-            queue_depth=v.queue_depth,
-            running=v.running,
-            queued_prompt_tokens=v.queued_prompt_tokens,
-            prefix_blocks=v.prefix_blocks,
+            state=n.state,
+            queue_depth=int(sim.dynamic[n.index, 0]),
+            running=int(sim.dynamic[n.index, 1]),
+            kv_used_bytes=int(sim.dynamic[n.index, 2]),
+            queued_prompt_tokens=int(sim.dynamic[n.index, 3]),
+            prefix_blocks=n.cache.match(0, probe.prefix_hashes),
         )
-        for v in sim_views
+        for n in sim.nodes
     ]
-    sim_c, _ = filter_candidates(probe, sim_views, topo)
-    live_c, _ = filter_candidates(probe, live_views, topo)
-    assert np.array_equal(candidate_rows(probe, sim_c, topo), candidate_rows(probe, live_c, topo))
+    assert sum(v.queue_depth + v.running for v in views) > 0
+    reference, _ = filter_candidates(probe, views, topo)
+    assert kernel.names == [v.name for v in reference]
+    assert np.array_equal(kernel.rows(), candidate_rows(probe, reference, topo))
     for name in ("weighted-score", "prefix-aware", "kv-aware", "latency-first"):
-        policy = get_policy(name, topo)
-        assert np.array_equal(policy.scores(probe, sim_c, topo), policy.scores(probe, live_c, topo))
+        assert np.array_equal(
+            get_policy(name, topo).score(kernel),
+            reference_policy(name, topo).scores(probe, reference, topo),
+        )
 
 
 def test_constraint_reasons_name_each_rejected_node() -> None:

@@ -22,7 +22,7 @@ def _views(topo: Topology, **state: dict[str, int]) -> list[NodeView]:
 def _pick(name: str, topo: Topology, views: list[NodeView], **kw: object) -> str:
     req = request(topo, **kw)  # type: ignore[arg-type]
     candidates, _ = filter_candidates(req, views, topo)
-    return candidates[get_policy(name, topo).choose(req, candidates, topo)].name
+    return candidates[int(np.argmax(get_policy(name, topo).scores(req, candidates, topo)))].name
 
 
 def test_every_contract_policy_is_registered() -> None:
@@ -107,7 +107,7 @@ def test_round_robin_cycles_through_candidates_in_topology_order() -> None:
     policy = get_policy("round-robin", topo)
     req = request(topo)
     views = _views(topo)
-    picks = [views[policy.choose(req, views, topo)].name for _ in range(5)]
+    picks = [views[int(np.argmax(policy.scores(req, views, topo)))].name for _ in range(5)]
     assert picks == ["edge-s", "core-l", "cloud-l", "dev-s", "edge-s"]
 
 

@@ -152,7 +152,7 @@ def test_the_prefix_cache_keeps_what_fits_beside_the_running_sequence() -> None:
 
 
 def test_blocks_a_running_sequence_reads_are_never_evicted_under_it() -> None:
-    from optimizer.sim.cache import PrefixCache
+    from optimizer.kernel.prefix import PrefixCache
 
     cache = PrefixCache()
     cache.add(0, (1, 2, 3), 10)

@@ -125,7 +125,7 @@ def test_env_ends_an_episode_in_which_no_arrival_has_a_candidate(
     env = _all_cordoned(tiny_topology(keep_nodes=("edge-s", "core-l")), trace)
     obs, info = env.reset(seed=0)
     assert not obs.any() and not env.action_masks().any()
-    assert env.current == (None, [])
+    assert env.current == (None, None)
     assert info["misses"] == NO_CORDON.window  # every arrival rejected, charged as missed
     assert env.teacher_action() == 0
     obs, reward, terminated, truncated, _ = env.step(0)

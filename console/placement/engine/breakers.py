@@ -60,6 +60,7 @@ class BreakerBoard:
         self._clock = clock
         self._on_transition = on_transition
         self._breakers: dict[str, _Breaker] = {}
+        self._not_closed: set[str] = set()
         self._lock = threading.Lock()
 
     def state(self, node: str) -> str:
@@ -130,6 +131,11 @@ class BreakerBoard:
             if b.state == CLOSED:
                 self._trip(node, b, self._clock(), why)
 
+    def not_closed(self) -> frozenset[str]:
+        """Nodes whose breaker is open or half-open: the only ones `allows` may refuse, so a
+        decision asks about these rather than about every candidate."""
+        return frozenset(self._not_closed)
+
     def open_nodes(self) -> list[str]:
         return [n for n in list(self._breakers) if self.state(n) == OPEN]
 
@@ -144,6 +150,10 @@ class BreakerBoard:
     def _move(self, node: str, b: _Breaker, to: str, why: str) -> None:
         before = b.state
         b.state = to
+        if to == CLOSED:
+            self._not_closed.discard(node)
+        else:
+            self._not_closed.add(node)
         b.consecutive = 0
         b.probes_in_flight = 0
         b.probe_successes = 0

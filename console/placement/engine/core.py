@@ -1,21 +1,22 @@
 """One decision: hard constraints, then the policy's scores, then a pick and ordered fallbacks.
 
-The constraints, node views, scores and features are the optimizer's own (`optimizer.decision`,
-`optimizer.constraints`, `optimizer.policies`), so a decision served here and one made in the
-simulator on the same state get the same scores (docs/architecture.md rule 1). What only the live
-engine knows is added on top: telemetry staleness, circuit breakers, canary routing, shadow scoring
-and an approximate per-node prefix index built from its own past decisions (as llm-d's
-approximate prefix-cache scorer does, since engines do not export their cache contents).
+The constraints, columns, estimates, scores and features are the optimizer's decision kernel
+(`optimizer.kernel`, `optimizer.policies`), so a decision served here and one made in the
+simulator on the same state get the same scores (docs/architecture.md rule 1). What the engine
+knows of each node is `optimizer.kernel.LiveState`: the latest telemetry plus the requests it
+sent since and an approximate prefix index of them (as llm-d's approximate prefix-cache
+scorer, since engines do not export their cache contents) — the same class the simulator
+feeds with `--telemetry-interval`. What only the live engine adds on top: telemetry
+staleness, circuit breakers, canary routing and shadow scoring.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,19 +24,20 @@ from typing import Any
 import numpy as np
 
 from console.placement.engine.breakers import BreakerBoard
+from console.placement.engine.explain import explain
 from console.placement.engine.scorer_guard import ScorerGuard
 from console.placement.engine.snapshot import PolicyRef, Snapshot
-from optimizer.constraints import REASON_NO_KV_ROOM, filter_candidates, sequence_kv_bytes
-from optimizer.decision import BLOCK_TOKENS, NodeView, PlacementRequest, node_view
-from optimizer.estimates import estimate
-from optimizer.policies import Policy, ordered
-from optimizer.sim.cache import PrefixCache
+from optimizer.decision import PlacementRequest, placement_request
+from optimizer.kernel.candidates import Candidates, constrain, rejected_reasons, top_k
+from optimizer.kernel.fleet import D_QUEUE, Fleet
+from optimizer.kernel.live import LiveState
+from optimizer.policies import Policy
 
 REASON_STALE = "stale_telemetry"
 REASON_BREAKER = "breaker_open"
 # Candidates every decision keeps, scored and estimated, for its receipt (docs/dashboard.md):
 # the pick plus the default fallbacks and one more, so a receipt shows why the fallbacks came
-# in that order without estimating every candidate of a large fleet on the hot path.
+# in that order.
 RECEIPT_CANDIDATES = 5
 
 
@@ -107,109 +109,35 @@ class Engine:
         self.guard = ScorerGuard(budget_s=scorer_budget_s)
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
-        self._prefix: dict[str, PrefixCache] = {}
-        self._sent_since_load: dict[str, int] = {}
-        self._base_views: dict[str, list[NodeView]] = {}
-        self._static: dict[tuple[str, str, str | None], tuple[list[NodeView], dict[str, str]]] = {}
+        self._fleet: Fleet | None = None
+        self._live: LiveState | None = None
 
     # -- snapshot --------------------------------------------------------------------------
     @property
     def snapshot(self) -> Snapshot | None:
         return self._snapshot
 
+    @property
+    def live(self) -> LiveState | None:
+        """What this engine knows of each node (latest telemetry plus its own sends)."""
+        return self._live
+
     def install(self, snapshot: Snapshot) -> None:
-        """Swap in a new snapshot; local in-flight counts restart where telemetry is newer."""
+        """Swap in a new snapshot: the fleet's columns are rebuilt when the topology changed
+        (what the engine knew of the nodes still there is kept), and its telemetry is fed to
+        the live state (in-flight counts restart where a sample is newer)."""
         with self._lock:
             old = self._snapshot
-            for node, load in snapshot.loads.items():
-                previous = old.loads.get(node) if old else None
-                if previous is None or load.measured_at > previous.measured_at:
-                    self._sent_since_load[node] = 0
-            if old is None or old.topology is not snapshot.topology:
-                known = {n.name for n in snapshot.topology.nodes}
-                self._prefix = {k: v for k, v in self._prefix.items() if k in known}
+            if old is None or old.topology is not snapshot.topology or self._fleet is None:
+                self._fleet = Fleet(snapshot.topology)
+                self._live = LiveState(self._fleet, previous=self._live)
+            assert self._live is not None
+            self._live.observe_all(snapshot.loads)
             for name in snapshot.shared_open_breakers:
                 self.breakers.force_open(name, "opened by another server process")
-            self._base_views = {}
-            self._static = {}
             self._snapshot = snapshot
 
     # -- the decision ----------------------------------------------------------------------
-    def candidates(
-        self, snap: Snapshot, request: PlacementRequest, among: AbstractSet[str] | None = None
-    ) -> tuple[list[NodeView], dict[str, str]]:
-        """`filter_candidates` over every node as a policy sees it for this request (the
-        snapshot's telemetry, plus what this engine sent since it was measured, plus its
-        prefix index), without building live views for nodes the static constraints rule out.
-
-        Every constraint but the KV room depends only on the snapshot and the request's model,
-        site and residency, and no constraint reads what `_live_view` adds (queue, prefix
-        blocks), so the static split is computed once per snapshot and key and only the
-        survivors get live views: same candidates, same reasons, a fraction of the work."""
-        key = (request.model, request.source_site, request.residency)
-        split = self._static.get(key)
-        if split is None:
-            probe = dataclasses.replace(request, prompt_tokens=0, max_output_tokens=0)
-            split = self._static[key] = filter_candidates(
-                probe, self._base(snap, request.model), snap.topology
-            )
-        static_candidates, static_rejected = split
-        rejected = (
-            dict(static_rejected)
-            if among is None
-            else {n: r for n, r in static_rejected.items() if n in among}
-        )
-        index = _model_index(snap.topology, request.model)
-        candidates = []
-        for base in static_candidates:
-            if among is not None and base.name not in among:
-                continue
-            if sequence_kv_bytes(request, base) > base.kv_capacity_bytes:
-                rejected[base.name] = REASON_NO_KV_ROOM
-            else:
-                candidates.append(self._live_view(base, request, index))
-        return candidates, rejected
-
-    def _base(self, snap: Snapshot, model: str) -> list[NodeView]:
-        """Views built from the snapshot alone, made once per snapshot and model and shared
-        (policies never modify views)."""
-        base = self._base_views.get(model)
-        if base is None:
-            base = self._base_views[model] = _base_views(snap, model)
-        return base
-
-    def _live_view(self, b: NodeView, request: PlacementRequest, model_index: int) -> NodeView:
-        """`b` plus this engine's local knowledge; a fresh view only when there is some."""
-        extra = self._sent_since_load.get(b.name, 0)
-        cache = self._prefix.get(b.name) if request.prefix_hashes else None
-        blocks = cache.match(model_index, request.prefix_hashes) if cache else 0
-        if not (extra or blocks):
-            return b
-        # Positional on purpose: dataclasses.replace costs ten times as much, and this runs
-        # for most candidates of every decision.
-        return NodeView(
-            b.name,
-            b.site,
-            b.tier,
-            b.jurisdiction,
-            b.accelerator,
-            b.gpus,
-            b.models,
-            b.state,
-            b.usd_per_hour,
-            b.kv_capacity_bytes,
-            b.kv_used_bytes,
-            b.queue_depth + extra,
-            b.running,
-            b.max_batch,
-            b.prefill_tokens_per_s,
-            b.decode_step_ms,
-            b.decode_step_ms_per_seq,
-            b.kv_bytes_per_token,
-            b.queued_prompt_tokens,
-            blocks,
-        )
-
     def resolve(self, body: DecisionInput) -> PlacementRequest:
         """`body` resolved against the inventory, deciding nothing; raise UnknownName as
         `decide` would (so a batch can be checked whole before any of it is decided)."""
@@ -227,10 +155,9 @@ class Engine:
         decision_id = uuid.uuid4().hex
         with self._lock:
             now = time.time()
-            candidates, rejected = self.candidates(snap, request, body.among)
-            candidates = self._live_filter(snap, candidates, rejected, now)
+            candidates, rejected = self._candidates(request, body.among, now)
             ref, arm = self._arm(snap, body.session_id or decision_id)
-            if not candidates:
+            if not len(candidates):
                 return Decision(
                     decision_id,
                     request,
@@ -244,16 +171,17 @@ class Engine:
                     session_id=body.session_id,
                     caller=body.caller,
                 )
-            scores, used, degraded = self._score(ref, snap, request, candidates)
-            order = ordered(scores)
-            pick = candidates[order[0]]
-            self._remember(snap, request, pick)
+            scores, used, degraded = self._score(ref, snap, candidates)
+            order = top_k(scores, 1 + self.max_fallbacks)
+            names = candidates.names
+            pick = order[0]
+            self._remember(request, int(candidates.index[pick]))
             decision = Decision(
                 decision_id,
                 request,
-                pick.name,
-                pick.site,
-                [candidates[i].name for i in order[1 : 1 + self.max_fallbacks]],
+                names[pick],
+                snap.topology.node_by_name[names[pick]].site,
+                [names[i] for i in order[1:]],
                 used,
                 arm,
                 rejected,
@@ -262,15 +190,17 @@ class Engine:
                 caller=body.caller,
             )
             if snap.rollout.shadow is not None:
-                decision.shadow = self._shadow(snap, request, candidates, pick, order)
-            # Without `explain` only the top candidates are estimated: the decision record's
-            # receipt needs them, the answer does not carry them.
+                decision.shadow = self._shadow(snap, candidates, pick)
+            # Without `explain` only the top candidates are kept: the decision record's receipt
+            # needs them, the answer does not carry them.
             top = None if body.explain else RECEIPT_CANDIDATES
-            decision.candidates = _explain(request, candidates, scores, order, snap, now, top)
+            decision.candidates = explain(candidates, scores, snap, self._live, now, top)
         decision.latency_us = (time.perf_counter() - start) * 1e6
         return decision
 
-    def rank(self, body: DecisionInput, among: set[str]) -> tuple[list[str], dict[str, str]]:
+    def rank(
+        self, body: DecisionInput, among: AbstractSet[str]
+    ) -> tuple[list[str], dict[str, str]]:
         """The nodes of `among` that may serve `body`, best first by the active policy, and
         the rejected ones with reasons; records nothing (the scheduler extender's question)."""
         snap = self._snapshot
@@ -278,37 +208,58 @@ class Engine:
             raise RuntimeError("the decision engine has no snapshot yet")
         request = _request_of(snap, body)
         with self._lock:
-            now = time.time()
-            candidates, rejected = self.candidates(snap, request, among)
-            candidates = self._live_filter(snap, candidates, rejected, now)
-            if not candidates:
+            candidates, rejected = self._candidates(request, among, time.time())
+            if not len(candidates):
                 return [], rejected
-            scores, _, _ = self._score(snap.rollout.active, snap, request, candidates)
-        return [candidates[i].name for i in ordered(scores)], rejected
+            scores, _, _ = self._score(snap.rollout.active, snap, candidates)
+        names = candidates.names
+        return [names[i] for i in top_k(scores, len(names))], rejected
+
+    def queues(self, body: DecisionInput) -> dict[str, int]:
+        """The queue of each node that may serve `body` (hard constraints and live filter
+        applied), as this engine sees it: telemetry plus its own sends since. Decides and
+        records nothing (a gateway's shedding question)."""
+        snap = self._snapshot
+        if snap is None:
+            raise RuntimeError("the decision engine has no snapshot yet")
+        request = _request_of(snap, body)
+        with self._lock:
+            candidates, _ = self._candidates(request, body.among, time.time())
+        queue = candidates.dynamic[:, D_QUEUE]
+        return {name: int(queue[i]) for i, name in enumerate(candidates.names)}
 
     # -- pieces ----------------------------------------------------------------------------
-    def _live_filter(
-        self, snap: Snapshot, candidates: list[NodeView], rejected: dict[str, str], now: float
-    ) -> list[NodeView]:
-        """Open breakers always exclude. Stale telemetry excludes only while fresh candidates
-        remain: with every exporter silent, placing on old data beats refusing service."""
-        kept = []
-        for view in candidates:
-            if self.breakers.allows(view.name):
-                kept.append(view)
-            else:
-                rejected[view.name] = REASON_BREAKER
-        fresh: list[NodeView] = []
-        stale: list[NodeView] = []
-        for view in kept:
-            load = snap.loads.get(view.name)
-            is_stale = load is not None and load.age_s(now) > self.stale_after_s
-            (stale if is_stale else fresh).append(view)
-        if not fresh:
-            return stale
-        for view in stale:
-            rejected[view.name] = REASON_STALE
-        return fresh
+    def _candidates(
+        self, request: PlacementRequest, among: AbstractSet[str] | None, now: float
+    ) -> tuple[Candidates, dict[str, str]]:
+        """The hard constraints (the kernel's), restricted to `among` when given, then the
+        live filter: open breakers always exclude; stale telemetry excludes only while fresh
+        candidates remain (with every exporter silent, placing on old data beats refusing
+        service)."""
+        fleet, live = self._fleet, self._live
+        assert fleet is not None and live is not None
+        index, split, no_room = constrain(fleet, request)
+        rejected = rejected_reasons(fleet, split, no_room)
+        if among is not None:
+            rejected = {n: r for n, r in rejected.items() if n in among}
+            keep = np.array([fleet.names[i] in among for i in index.tolist()], dtype=bool)
+            index = index[keep]
+        blocked = self.breakers.not_closed()
+        if blocked:
+            allowed = np.ones(len(index), dtype=bool)
+            for j, i in enumerate(index.tolist()):
+                name = fleet.names[i]
+                if name in blocked and not self.breakers.allows(name):
+                    allowed[j] = False
+                    rejected[name] = REASON_BREAKER
+            index = index[allowed]
+        stale = live.age_s(index, now) > self.stale_after_s  # NaN (no telemetry): fresh
+        if stale.any() and not stale.all():
+            for i in index[stale].tolist():
+                rejected[fleet.names[i]] = REASON_STALE
+            index = index[~stale]
+        candidates = Candidates(fleet, request, index, live.dynamic, live.prefix, split=split)
+        return candidates, rejected
 
     def _arm(self, snap: Snapshot, sticky_key: str) -> tuple[PolicyRef, str]:
         """Canary routing, sticky per session: the same session always lands on one arm."""
@@ -320,11 +271,7 @@ class Engine:
         return rollout.active, "active"
 
     def _score(
-        self,
-        ref: PolicyRef,
-        snap: Snapshot,
-        request: PlacementRequest,
-        candidates: Sequence[NodeView],
+        self, ref: PolicyRef, snap: Snapshot, candidates: Candidates
     ) -> tuple[np.ndarray, PolicyRef, str]:
         """The policy's scores, or the fallback heuristic's when the scorer fails, is slow
         or cannot be loaded; the caller never sees an error for that."""
@@ -332,9 +279,7 @@ class Engine:
             try:
                 policy = self._load_policy(ref, snap)
                 started = time.perf_counter()  # scoring is timed, loading is not
-                scores = np.asarray(
-                    policy.scores(request, candidates, snap.topology), dtype=np.float64
-                )
+                scores = np.asarray(policy.score(candidates), dtype=np.float64)
                 if scores.shape != (len(candidates),) or not np.all(np.isfinite(scores)):
                     raise ValueError(f"scorer returned shape {scores.shape} or non-finite values")
             except Exception as exc:
@@ -352,77 +297,35 @@ class Engine:
         if reason:
             self.guard.count_fallback(reason)
         policy = self._load_policy(self.fallback, snap)
-        return np.asarray(policy.scores(request, candidates, snap.topology)), self.fallback, reason
+        return np.asarray(policy.score(candidates), dtype=np.float64), self.fallback, reason
 
-    def _shadow(
-        self,
-        snap: Snapshot,
-        request: PlacementRequest,
-        candidates: Sequence[NodeView],
-        pick: NodeView,
-        order: list[int],
-    ) -> dict[str, Any] | None:
+    def _shadow(self, snap: Snapshot, candidates: Candidates, pick: int) -> dict[str, Any] | None:
         ref = snap.rollout.shadow
         assert ref is not None
         try:
-            scores = self._load_policy(ref, snap).scores(request, candidates, snap.topology)
+            scores = self._load_policy(ref, snap).score(candidates)
         except Exception:
             return None
-        shadow_pick = candidates[int(np.argmax(scores))]
-        est = estimate(request, [pick, shadow_pick], snap.topology)
+        other = int(np.argmax(scores))
+        est = candidates.est
         return {
             "policy": ref.key,
             "version_id": ref.version_id,
-            "node": shadow_pick.name,
-            "agreed": shadow_pick.name == pick.name,
-            "ttft_delta_ms": float(est.ttft_s[1] - est.ttft_s[0]) * 1000,
-            "cost_delta_usd": float(est.cost_usd[1] - est.cost_usd[0]),
+            "node": candidates.names[other],
+            "agreed": other == pick,
+            "ttft_delta_ms": float(est.ttft_s[other] - est.ttft_s[pick]) * 1000,
+            "cost_delta_usd": float(est.cost_usd[other] - est.cost_usd[pick]),
         }
 
-    def _remember(self, snap: Snapshot, request: PlacementRequest, pick: NodeView) -> None:
-        self._sent_since_load[pick.name] = self._sent_since_load.get(pick.name, 0) + 1
-        self.breakers.on_pick(pick.name)
-        if request.prefix_hashes:
-            cache = self._prefix.setdefault(pick.name, PrefixCache())
-            cache.insert(
-                _model_index(snap.topology, request.model),
-                request.prefix_hashes,
-                BLOCK_TOKENS * pick.kv_bytes_per_token,
-                pick.kv_capacity_bytes,
-            )
-
-
-def _base_views(snap: Snapshot, model: str) -> list[NodeView]:
-    """Views of every node for `model` from the topology and the snapshot's telemetry."""
-    topology = snap.topology
-    views = []
-    for node in topology.nodes:
-        load = snap.loads.get(node.name)
-        capacity = topology.kv_capacity_bytes(node)
-        views.append(
-            node_view(
-                topology,
-                node.name,
-                model,
-                kv_used_bytes=int((load.kv_usage if load else 0.0) * capacity),
-                queue_depth=load.queue_depth if load else 0,
-                running=load.running if load else 0,
-            )
-        )
-    return views
-
-
-def _model_index(topology: Any, model: str) -> int:
-    for i, m in enumerate(topology.models):
-        if m.name == model:
-            return i
-    return 0
+    def _remember(self, request: PlacementRequest, node: int) -> None:
+        fleet, live = self._fleet, self._live
+        assert fleet is not None and live is not None
+        live.sent(node, fleet.model_index[request.model], request.prefix_hashes)
+        self.breakers.on_pick(fleet.names[node])
 
 
 def _request_of(snap: Snapshot, body: DecisionInput) -> PlacementRequest:
     """Resolve names against the inventory; unknown names are the caller's error (400)."""
-    from optimizer.decision import placement_request
-
     topology = snap.topology
     if body.model not in topology.model_by_name:
         raise UnknownName("model", f"Unknown model {body.model!r}.")
@@ -451,42 +354,3 @@ def _request_of(snap: Snapshot, body: DecisionInput) -> PlacementRequest:
         prefix_hashes=body.prefix_hashes,
         source=body.source,
     )
-
-
-def _explain(
-    request: PlacementRequest,
-    candidates: Sequence[NodeView],
-    scores: np.ndarray,
-    order: list[int],
-    snap: Snapshot,
-    now: float,
-    top: int | None = None,
-) -> list[dict[str, Any]]:
-    """The candidates in rank order with their scores and estimates; the best `top` only
-    when given (estimated alone: estimates are per candidate)."""
-    chosen = order if top is None else order[:top]
-    views = [candidates[i] for i in chosen]
-    est = estimate(request, views, snap.topology)
-    rows: list[dict[str, Any]] = []
-    for position, (i, view) in enumerate(zip(chosen, views, strict=True)):
-        load = snap.loads.get(view.name)
-        rows.append(
-            {
-                "node": view.name,
-                "site": view.site,
-                "tier": view.tier,
-                "score": float(scores[i]),
-                "rank": position + 1,
-                "estimated_ttft_ms": round(float(est.ttft_s[position]) * 1000, 3),
-                "estimated_e2e_ms": round(float(est.e2e_s[position]) * 1000, 3),
-                "estimated_cost_usd": float(est.cost_usd[position]),
-                "queue_depth": view.queue_depth,
-                "running": view.running,
-                "kv_used_fraction": view.kv_used_bytes / view.kv_capacity_bytes
-                if view.kv_capacity_bytes
-                else 0.0,
-                "prefix_blocks": view.prefix_blocks,
-                "telemetry_age_s": None if load is None else round(load.age_s(now), 3),
-            }
-        )
-    return rows

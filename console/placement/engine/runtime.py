@@ -13,24 +13,15 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 
 from console.dbutil import release_connections
-from console.live.events import send_event
-from console.outage import OutageLog
 from console.placement.engine.breakers import OPEN, BreakerBoard, BreakerConfig
 from console.placement.engine.core import Decision, DecisionInput, Engine
 from console.placement.engine.recorder import Recorder
-from console.placement.engine.snapshot import (
-    PolicyRef,
-    Rollout,
-    Snapshot,
-    load_from_telemetry,
-)
+from console.placement.engine.snapshot import PolicyRef, Snapshot
 from console.placement.engine.writer import utcnow, write_to_database
 from console.placement.metrics import (
     BREAKER_OPEN,
@@ -40,26 +31,16 @@ from console.placement.metrics import (
     OUTCOMES,
 )
 from console.placement.receipts import receipt_of
+from console.placement.selectors import RecentDecision, engine_snapshot, recent_decision
+from console.placement.services import breaker_move_record, event_publish, slo_windows_feed
 from optimizer.policies import Policy, load_policy, scorer_digest
 
 logger = logging.getLogger(__name__)
-shared_breakers_outage = OutageLog("shared breaker state (cache)", logger)
-BREAKER_CACHE_KEY = "locus:breakers:open"
 RECENT_DECISIONS = 100_000
 
 
-@dataclass(slots=True)
-class RecentDecision:
-    node: str
-    slo: str | None
-    model: str
-    decided_by: str = ""
-    has_outcome: bool = False
-
-
 class DecisionNotFound(LookupError):
-    """No such decision, or not one of the caller's (answered alike: 404, so a caller learns
-    nothing about other identities' decisions)."""
+    pass
 
 
 class OutcomeAlreadyRecorded(LookupError):
@@ -89,7 +70,7 @@ class Runtime:
             max_fallbacks=settings.LOCUS_MAX_FALLBACKS,
             scorer_budget_s=settings.LOCUS_SCORER_BUDGET_MS / 1000.0,
         )
-        self.recorder = Recorder(write_batch=write_to_database, publish=_publish)
+        self.recorder = Recorder(write_batch=write_to_database, publish=event_publish)
         self.recorder.tick_hooks.append(self._flush_shadow)
         self._shadow_totals: dict[int, list[float]] = {}
         self._policies: dict[tuple[str, int], Policy] = {}
@@ -128,8 +109,10 @@ class Runtime:
         background loop reuses the topology while the inventory revision holds; an explicit
         call rebuilds it (writes that bypass signals, such as QuerySet.update, stay visible)."""
         try:
-            snapshot = build_snapshot(
-                self.default_policy, self.engine.snapshot if reuse_topology else None
+            snapshot = engine_snapshot(
+                default_policy=self.default_policy,
+                previous=self.engine.snapshot if reuse_topology else None,
+                breaker_open_s=_breaker_config().open_s,
             )
         except Exception as exc:
             if str(exc) != self.last_refresh_error:  # once per distinct problem, not per second
@@ -221,8 +204,8 @@ class Runtime:
         (`served_node`); the outcome is that node's. `ttft_target_ms` is a caller's own TTFT
         target, held on top of the SLO's (the gateway's `x-slo-ttft-ms`, docs/gateway.md)."""
         self.ensure_started()
-        recent = self._recent.get(decision_id) or _recent_from_database(decision_id)
-        if recent.decided_by and recent.decided_by != caller:
+        recent = self._recent.get(decision_id) or recent_decision(decision_id=decision_id)
+        if recent is None or (recent.decided_by and recent.decided_by != caller):
             raise DecisionNotFound(decision_id)
         with self._outcome_lock:
             if recent.has_outcome:
@@ -255,7 +238,11 @@ class Runtime:
             }
         )
         if recent.slo:
-            self.recorder.later(lambda: _feed_slo_windows(recent, ttft_ms, e2e_ms, ok, at))
+            self.recorder.later(
+                lambda: slo_windows_feed(
+                    recent=recent, ttft_ms=ttft_ms, e2e_ms=e2e_ms, ok=ok, at=at
+                )
+            )
         return {
             "decision_id": decision_id,
             "node": recent.node,
@@ -305,7 +292,9 @@ class Runtime:
             BREAKER_TRIPS.labels(node=node).inc()
         at = utcnow()
         logger.info("breaker %s: %s -> %s (%s)", node, before, after, why)
-        self.recorder.later(lambda: _store_breaker_move(node, before, after, why, at))
+        self.recorder.later(
+            lambda: breaker_move_record(node=node, before=before, after=after, why=why, at=at)
+        )
 
 
 def _policy_key(ref: PolicyRef, snapshot: Snapshot) -> tuple[str, int]:
@@ -315,106 +304,6 @@ def _policy_key(ref: PolicyRef, snapshot: Snapshot) -> tuple[str, int]:
 def _breaker_config() -> BreakerConfig:
     overrides = getattr(settings, "LOCUS_BREAKER", {})
     return BreakerConfig(**overrides)
-
-
-def build_snapshot(default_policy: PolicyRef, previous: Snapshot | None = None) -> Snapshot:
-    """Read everything a decision needs (database, telemetry cache, shared breakers).
-
-    The topology (a dozen queries and a validation, ~25 ms of CPU for the demo fleet) is
-    rebuilt only when the inventory's revision moved since `previous`; rollout, telemetry and
-    breakers are read every time."""
-    from console.inventory.selectors import inventory_topology
-    from console.inventory.signals import inventory_revision
-    from console.policies.selectors import rollout_state
-    from telemetry.selectors import latest_fleet_state
-
-    revision = inventory_revision()
-    if previous is not None and previous.inventory_revision == revision:
-        topology = previous.topology
-    else:
-        topology = inventory_topology()
-    loads = {name: load_from_telemetry(state) for name, state in latest_fleet_state().items()}
-    rollout: Rollout = rollout_state(default=default_policy)
-    try:
-        opened: dict[str, float] = cache.get(BREAKER_CACHE_KEY) or {}
-    except Exception:  # Redis down: breakers stay per process until it is back
-        opened = {}
-    # An entry older than open_s has gone half-open in the process that tripped it (or that
-    # process died): it must not re-open breakers here.
-    horizon = time.time() - _breaker_config().open_s
-    shared_open = frozenset(node for node, at in opened.items() if at > horizon)
-    return Snapshot(
-        topology=topology,
-        loads=loads,
-        rollout=rollout,
-        shared_open_breakers=shared_open,
-        inventory_revision=revision,
-    )
-
-
-def _store_breaker_move(node: str, before: str, after: str, why: str, at: Any) -> None:
-    from console.placement.models import BreakerEvent
-
-    BreakerEvent.objects.create(
-        node=node, from_state=before, to_state=after, reason=why[:300], at=at
-    )
-    try:
-        opened: dict[str, float] = dict(cache.get(BREAKER_CACHE_KEY) or {})
-        if after == OPEN:
-            opened[node] = at.timestamp()
-        else:
-            opened.pop(node, None)
-        cache.set(BREAKER_CACHE_KEY, opened, timeout=None)
-    except Exception:
-        shared_breakers_outage.failed(f"breaker state of {node} not shared")
-    else:
-        shared_breakers_outage.recovered()
-    _publish(
-        "breaker",
-        {
-            "node": node,
-            "from_state": before,
-            "to_state": after,
-            "reason": why,
-            "ts": at.isoformat(),
-        },
-    )
-
-
-def _feed_slo_windows(
-    recent: RecentDecision, ttft_ms: float | None, e2e_ms: float | None, ok: bool, at: Any
-) -> None:
-    from telemetry.services import outcome_record
-
-    assert recent.slo is not None
-    outcome_record(
-        slo=recent.slo,
-        model=recent.model,
-        node=recent.node,
-        ttft_ms=ttft_ms,
-        e2e_ms=e2e_ms,
-        ok=ok,
-        at=at,
-    )
-
-
-def _recent_from_database(decision_id: str) -> RecentDecision:
-    from console.placement.models import DecisionRecord
-
-    row = (
-        DecisionRecord.objects.filter(pk=decision_id)
-        .values_list("node", "slo", "model", "outcome_at", "decided_by")
-        .first()
-    )
-    if row is None:
-        raise DecisionNotFound(decision_id)
-    return RecentDecision(
-        node=row[0],
-        slo=row[1] or None,
-        model=row[2],
-        decided_by=row[4],
-        has_outcome=row[3] is not None,
-    )
 
 
 def _record_row(d: Decision) -> dict[str, Any]:
@@ -460,13 +349,6 @@ def _event(d: Decision) -> dict[str, Any]:
         "source": d.request.source,
         "source_site": d.request.source_site,
     }
-
-
-def _publish(event_type: str, data: dict[str, Any]) -> None:
-    try:
-        send_event(event_type, data)
-    except Exception:
-        logger.warning("live event %s dropped", event_type, exc_info=True)
 
 
 _runtime: Runtime | None = None

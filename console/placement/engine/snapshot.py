@@ -11,25 +11,16 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
 
+from optimizer.kernel.live import NodeSample
 from optimizer.topology import Topology
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class NodeLoad:
-    """The latest telemetry of one node that placement uses, with when it was measured."""
-
-    queue_depth: int
-    running: int
-    kv_usage: float  # fraction of KV capacity in use, 0..1
-    measured_at: float  # UNIX seconds
-
-    def age_s(self, now: float) -> float:
-        return max(0.0, now - self.measured_at)
+# The latest telemetry of one node that placement uses, with when it was measured: the
+# optimizer's LiveState sample, so the engine and the simulator read telemetry alike.
+NodeLoad = NodeSample
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,25 +68,3 @@ class Snapshot:
 
     def age_s(self, now: float | None = None) -> float:
         return (time.time() if now is None else now) - self.built_at
-
-
-def _to_unix(value: Any) -> float:
-    if isinstance(value, datetime):
-        return value.timestamp()
-    if isinstance(value, int | float):
-        return float(value)
-    return datetime.fromisoformat(str(value)).replace(tzinfo=UTC).timestamp()
-
-
-def load_from_telemetry(state: Any) -> NodeLoad:
-    """Adapt the telemetry pipeline's latest node state to what placement reads.
-
-    Missing readings count as idle: a node whose exporter does not report queue depth is
-    placed on the rest of its state rather than excluded.
-    """
-    return NodeLoad(
-        queue_depth=int(getattr(state, "queue_depth", None) or 0),
-        running=int(getattr(state, "running", None) or 0),
-        kv_usage=float(getattr(state, "kv_usage", None) or 0.0),
-        measured_at=_to_unix(state.updated_at),
-    )

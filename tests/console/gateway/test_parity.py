@@ -50,9 +50,9 @@ def test_gateway_and_rest_decide_alike(
     scored: list[dict[str, float]] = []
     real_score = Engine._score
 
-    def recording_score(self: Engine, ref: Any, snap: Any, request: Any, candidates: Any) -> Any:
-        result = real_score(self, ref, snap, request, candidates)
-        scored.append({c.name: float(s) for c, s in zip(candidates, result[0], strict=True)})
+    def recording_score(self: Engine, ref: Any, snap: Any, candidates: Any) -> Any:
+        result = real_score(self, ref, snap, candidates)
+        scored.append(dict(zip(candidates.names, map(float, result[0]), strict=True)))
         return result
 
     monkeypatch.setattr(Engine, "_score", recording_score)

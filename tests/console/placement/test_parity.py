@@ -5,13 +5,12 @@ The simulator replays a real trace part-way over the demo fleet, leaving queues,
 KV caches loaded. That state reaches the console the way production state does: as telemetry
 pushed to the ingest API (queue depth, running requests, KV-cache usage per node). A decision
 is then asked over HTTP with `explain`, and its scores are compared with the simulator's own
-policy scores on its own node views, reduced to what exporters report (they do not publish
+policy scores on its own state columns, reduced to what exporters report (they do not publish
 queued prompt tokens or cache contents, so those are left out on both sides).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,8 +19,9 @@ import pytest
 
 from console.inventory.services import topology_import
 from console.placement.engine.runtime import runtime
-from optimizer.constraints import filter_candidates
 from optimizer.decision import placement_request
+from optimizer.kernel.candidates import Candidates, constrain, rejected_reasons
+from optimizer.kernel.fleet import D_KV_USED, D_QUEUE, D_QUEUED_TOKENS, D_RUNNING, S_KV_CAPACITY
 from optimizer.policies import get_policy
 from optimizer.sim import Simulator
 from optimizer.topology import load_topology
@@ -62,24 +62,23 @@ def test_http_and_simulator_give_the_same_scores(
         sim.place(rid, sim.now)
 
     model = "llama-3.1-8b"
-    index = [m.name for m in topology.models].index(model)
-    exported = [
-        dataclasses.replace(v, queued_prompt_tokens=0, prefix_blocks=0)
-        for v in sim.views_by_model[index]
-    ]
-    assert sum(v.queue_depth + v.running for v in exported) > 0, "the fleet should be busy"
+    # What exporters publish: no queued prompt tokens, no cache contents.
+    exported = sim.dynamic.copy()
+    exported[:, D_QUEUED_TOKENS] = 0
+    assert exported[:, [D_QUEUE, D_RUNNING]].sum() > 0, "the fleet should be busy"
+    capacity = sim.fleet.static[0][:, S_KV_CAPACITY]
     now = datetime.now(UTC).isoformat()
     samples = [
         {
-            "node": v.name,
+            "node": name,
             "ts": now,
             "metrics": {
-                "queue_depth": v.queue_depth,
-                "running": v.running,
-                "kv_usage": v.kv_used_bytes / v.kv_capacity_bytes,
+                "queue_depth": int(exported[i, D_QUEUE]),
+                "running": int(exported[i, D_RUNNING]),
+                "kv_usage": exported[i, D_KV_USED] / capacity[i],
             },
         }
-        for v in exported
+        for i, name in enumerate(sim.fleet.names)
     ]
     with django_capture_on_commit_callbacks(execute=True):
         accepted = client_for("service").post(
@@ -111,11 +110,13 @@ def test_http_and_simulator_give_the_same_scores(
         max_output_tokens=300,
         source=source.name,
     )
-    candidates, rejected = filter_candidates(request, exported, topology)
-    sim_scores = get_policy(policy_name, topology).scores(request, candidates, topology)
-    assert set(http_scores) == {c.name for c in candidates}
+    index, split, no_room = constrain(sim.fleet, request)
+    candidates = Candidates(sim.fleet, request, index, exported)
+    sim_scores = get_policy(policy_name, topology).score(candidates)
+    assert set(http_scores) == set(candidates.names)
+    rejected = rejected_reasons(sim.fleet, split, no_room)
     assert {r["node"]: r["reason"] for r in answer["rejected"]} == rejected
     np.testing.assert_allclose(
-        [http_scores[c.name] for c in candidates], sim_scores, rtol=1e-9, atol=1e-12
+        [http_scores[name] for name in candidates.names], sim_scores, rtol=1e-9, atol=1e-12
     )
-    assert answer["node"] == candidates[int(np.argmax(sim_scores))].name
+    assert answer["node"] == candidates.names[int(np.argmax(sim_scores))]

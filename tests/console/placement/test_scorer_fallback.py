@@ -48,7 +48,7 @@ def test_a_scorer_that_cannot_load_falls_back_and_is_counted(
 class _Slow(Policy):
     name = "slow"
 
-    def scores(self, request: Any, candidates: Any, topology: Any) -> np.ndarray:
+    def score(self, candidates: Any) -> np.ndarray:
         time.sleep(0.01)  # 10 ms, five times the default budget
         return np.arange(len(candidates), dtype=float)
 

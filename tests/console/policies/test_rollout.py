@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -88,6 +89,10 @@ def test_an_evaluation_compares_with_the_active_policy_and_every_heuristic(admin
     )
     assert 0.0 <= at_1x["oracle"]["slo_attainment"] <= 1.0
     assert "vs_best_heuristic_points" in report["report"]["verdict"]["1"]
+    # Policies saw node state through the fleet's scrape interval, as a canary will.
+    assert (
+        report["report"]["telemetry_interval_s"] == settings.LOCUS_TELEMETRY_SCRAPE_INTERVAL_SECONDS
+    )
 
 
 def test_approval_needs_a_second_admin_and_an_evaluation(admins: Any) -> None:
