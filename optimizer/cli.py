@@ -191,6 +191,28 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_gen_fleet(args: argparse.Namespace) -> int:
+    from optimizer.fleetgen import FleetSpecError, fleet_yaml, generate_fleet
+
+    try:
+        topology = generate_fleet(args.nodes, args.sites, args.seed)
+    except FleetSpecError as exc:
+        raise InputFileError(args.out, [str(exc)]) from exc
+    out = Path(args.out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(fleet_yaml(topology, args.nodes, args.sites, args.seed), encoding="utf-8")
+    except OSError as exc:
+        raise InputFileError(
+            args.out, [f"{out}: cannot write the topology: {exc.strerror}"]
+        ) from exc
+    print(
+        f"wrote {out}: {len(topology.nodes)} nodes, {len(topology.sites)} sites, "
+        f"{len(topology.links)} links, {len(topology.sources)} sources, {len(topology.slos)} SLOs"
+    )
+    return 0
+
+
 def cmd_bench_scorer(args: argparse.Namespace) -> int:
     from optimizer.rl.bench import benchmark
 
@@ -309,6 +331,15 @@ def build_parser() -> argparse.ArgumentParser:
     bs.add_argument("--repeats", type=_count, default=2000, help="timed calls per measurement")
     bs.add_argument("--seed", type=_natural, default=0, help="accepted for uniformity")
     bs.set_defaults(func=cmd_bench_scorer)
+
+    gen = commands.add_parser(
+        "gen-fleet", help="write a valid, realistic generated topology (docs/learned-policy.md)"
+    )
+    gen.add_argument("--nodes", type=_count, required=True, help="number of nodes (>= 1)")
+    gen.add_argument("--sites", type=_count, required=True, help="number of sites (>= 1)")
+    gen.add_argument("--seed", type=_natural, default=0, help="the same seed writes the same file")
+    gen.add_argument("--out", required=True, help="topology YAML to write")
+    gen.set_defaults(func=cmd_gen_fleet)
 
     pol = commands.add_parser("policies", help="list the built-in policies")
     pol.add_argument("--seed", type=_natural, default=0, help="accepted for uniformity")
