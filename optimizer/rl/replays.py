@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,21 +37,38 @@ def inline_map(jobs: Sequence[Job]) -> list[dict[str, Any]]:
     return [run_replay(job) for job in jobs]
 
 
-# Workers run many jobs on the same few files; parsing them once per process is enough
-# (the files are written once per run and never changed under the same path).
+# Workers run many jobs on the same few files: each is parsed once per process and version
+# (keyed by its modification time and size, so a file rewritten in place is read again).
+def _version(path: str) -> tuple[str, int, int]:
+    stat = Path(path).stat()
+    return path, stat.st_mtime_ns, stat.st_size
+
+
 @lru_cache(maxsize=8)
-def _topology(path: str) -> Topology:
-    return load_topology(path)
+def _topology_at(version: tuple[str, int, int]) -> Topology:
+    return load_topology(version[0])
 
 
 @lru_cache(maxsize=4)
-def _trace(path: str) -> tuple[TraceRequest, ...]:
-    return tuple(load_trace(path))
+def _trace_at(version: tuple[str, int, int]) -> tuple[TraceRequest, ...]:
+    return tuple(load_trace(version[0]))
 
 
 @lru_cache(maxsize=8)
+def _capacity_at(version: tuple[str, int, int]) -> FleetCapacity:
+    return FleetCapacity(_topology_at(version))
+
+
+def _topology(path: str) -> Topology:
+    return _topology_at(_version(path))
+
+
+def _trace(path: str) -> tuple[TraceRequest, ...]:
+    return _trace_at(_version(path))
+
+
 def _capacity(path: str) -> FleetCapacity:
-    return FleetCapacity(_topology(path))
+    return _capacity_at(_version(path))
 
 
 def _policy(spec: str, topology: Topology, seed: int) -> Policy:
