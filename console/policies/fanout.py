@@ -32,10 +32,11 @@ POLL_S = 0.2
 
 
 def _claim(path: Path) -> bool:
-    """Take `path` exclusively; False when another process took it first."""
+    """Take `path` exclusively; False when another process took it first, or when its
+    directory is gone (the fan-out finished without this task and cleaned up)."""
     try:
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-    except FileExistsError:
+    except (FileExistsError, FileNotFoundError):
         return False
     return True
 

@@ -81,6 +81,13 @@ def test_a_claimed_replay_is_run_once_whoever_claims_it(tmp_path: Path) -> None:
     assert (work / "0.json").read_text() == first
 
 
+def test_a_task_arriving_after_its_fan_out_finished_does_nothing(tmp_path: Path) -> None:
+    # With one worker process the waiting task ran every job and removed the directory;
+    # the queued tasks then find nothing to do.
+    assert run_claimed(_jobs()[0], str(tmp_path / "finished-and-removed"), 0) is False
+    assert not (tmp_path / "finished-and-removed").exists()
+
+
 def test_a_used_directory_is_refused(tmp_path: Path) -> None:
     (tmp_path / "0.claim").write_text("")
     with pytest.raises(ValueError, match="not empty"):
