@@ -107,7 +107,11 @@ def main() -> int:
             wall = time.perf_counter() - started
         finally:
             os.killpg(worker.pid, signal.SIGTERM)
-            worker.wait(timeout=60)
+            try:
+                worker.wait(timeout=20)
+            except subprocess.TimeoutExpired:  # leftover replay tasks; nothing to keep
+                os.killpg(worker.pid, signal.SIGKILL)
+                worker.wait()
         first = first or wall
         reports.append(_strip(evaluation.report))
         print(
