@@ -19,7 +19,7 @@ from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation, ut
 from optimizer.decision import PlacementRequest
 from optimizer.errors import InputFileError
 from optimizer.oracle import oracle_report
-from optimizer.policies import POLICY_NAMES, load_policy
+from optimizer.policies import GENERALIST, POLICY_NAMES, load_policy
 from optimizer.report import build_report, format_table
 from optimizer.sim import ScheduledEvent, SimResult, load_schedule, simulate
 from optimizer.topology import Topology, load_topology
@@ -139,7 +139,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_policies(args: argparse.Namespace) -> int:
-    print("\n".join(POLICY_NAMES))
+    # The heuristics, then the shipped learned policy, which `--policy` also takes by name.
+    print("\n".join([*POLICY_NAMES, GENERALIST]))
     return 0
 
 
@@ -415,7 +416,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--out", required=True, help="topology YAML to write")
     gen.set_defaults(func=cmd_gen_fleet)
 
-    pol = commands.add_parser("policies", help="list the built-in policies")
+    pol = commands.add_parser("policies", help="list the built-in policies and the generalist")
     pol.add_argument("--seed", type=_natural, default=0, help="accepted for uniformity")
     pol.set_defaults(func=cmd_policies)
 

@@ -31,6 +31,11 @@ def test_the_generalist_ships_with_its_weights_and_record() -> None:
     assert len(record["training_config"]["extra_topologies"]) >= 10
 
 
+def test_policies_lists_the_generalist(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["policies"]) == 0
+    assert capsys.readouterr().out.split()[-1] == "generalist"
+
+
 def test_simulate_takes_the_generalist_by_name_on_an_unseen_fleet(
     unseen_fleet: Path, tmp_path: Path
 ) -> None:
