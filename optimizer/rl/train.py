@@ -12,7 +12,8 @@ them): `phase`, and per phase `timesteps`, `steps_per_s`, `approx_kl`, validatio
 `slo_attainment`, `ttft_p95_ms`, `cost_per_1k_requests`, `validation_score`, and the
 `teacher_attainment` and `best_heuristic_attainment` baselines. Validation replays are plain
 jobs (`optimizer.rl.replays`) handed to `map_replays`, so the console fans them out over its
-Celery workers; the CLI runs them inline. Phase helpers live in `optimizer.rl.phases`.
+Celery workers; the CLI runs them inline. The phases live in `optimizer.rl.phases`, the state
+they share in `optimizer.rl.run`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from typing import Any
 
 from optimizer.rl.env import RewardConfig
 from optimizer.rl.phases import (
-    Run,
     evaluate,
     export,
     imitate,
@@ -34,6 +34,7 @@ from optimizer.rl.phases import (
     setup,
 )
 from optimizer.rl.replays import MapFn, inline_map
+from optimizer.rl.run import Run
 from optimizer.rl.teacher import SLO_AWARE
 
 ProgressFn = Callable[[float, dict[str, Any]], None]
