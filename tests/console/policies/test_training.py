@@ -54,6 +54,17 @@ def test_bad_training_requests_are_refused_with_field_errors(
     assert not TrainingRun.objects.exists()
 
 
+def test_a_default_run_fine_tunes_the_generalist_to_the_end(admins: Admins) -> None:
+    run = _start(admins, {"timesteps": 256}, execute=True)
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.error
+    assert run.config["init"] == "generalist"
+    validations = [m for m in run.metrics if m.get("event") == "validation"]
+    assert validations[0]["phase"] == "imitate" and validations[0]["timesteps"] == 0
+    # Registered as a candidate exactly when it clears the best heuristic.
+    assert (run.version is None) == run.below_baseline
+
+
 def test_a_run_below_the_best_heuristic_says_so_and_registers_nothing(admins: Admins) -> None:
     # No imitation and 256 PPO steps: the start is an untrained network, far below the
     # heuristics on validation.
