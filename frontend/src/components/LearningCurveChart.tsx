@@ -30,7 +30,7 @@ export function LearningCurveChart({ curve, height = 220 }: { curve: LearningCur
           { ...axis, values: percent, size: 50 },
         ],
         series: [
-          {},
+          { label: "PPO steps" },
           { label: "policy (validation)", stroke: cssVar("--accent"), width: 2, points: { show: true } },
           { label: "teacher", stroke: cssVar("--info"), width: 1.5, dash: [6, 4] },
           { label: `best heuristic${curve.bestHeuristicName ? `: ${curve.bestHeuristicName}` : ""}`, stroke: cssVar("--warn"), width: 1.5, dash: [2, 3] },
