@@ -421,6 +421,18 @@ LOCUS_ARTIFACTS_DIR = Path(env.str("LOCUS_ARTIFACTS_DIR", default=str(VAR_DIR / 
 # Console training runs: the defaults reach the PPO issue's result in minutes on 2 cores.
 LOCUS_TRAINING_TIMESTEPS: int = env.int("LOCUS_TRAINING_TIMESTEPS", default=500_000)
 LOCUS_TRAINING_BC_STEPS: int = env.int("LOCUS_TRAINING_BC_STEPS", default=100_000)
+# Arrivals per training episode and validation replay (optimizer.rl.train.TrainConfig.window).
+LOCUS_TRAINING_WINDOW: int = env.int("LOCUS_TRAINING_WINDOW", default=4096)
+# The trace that stands for this fleet's workload: training runs default to it
+# (docs/learned-policy.md). The demo fleet replays the Mooncake trace.
+LOCUS_FLEET_TRACE: str = env.str(
+    "LOCUS_FLEET_TRACE", default=str(LOCUS_TRACES_DIR / "mooncake_synthetic.jsonl")
+)
+# Where training runs start: "generalist" (fine-tune the shipped generalist) or "imitation".
+LOCUS_TRAINING_INIT: str = env.str("LOCUS_TRAINING_INIT", default="generalist")
+# Replays of evaluations and training validations fan out as Celery tasks; one that no worker
+# finishes within this many seconds is run by the waiting task itself.
+LOCUS_REPLAY_TIMEOUT_S: float = env.float("LOCUS_REPLAY_TIMEOUT_S", default=1800.0)
 
 # -- the living demo (`make run`) ---------------------------------------------------------------
 # Not PORT: honcho gives every process of the Procfile its own PORT.

@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation, utilisation_of_load
 from optimizer.decision import PlacementRequest
 from optimizer.errors import InputFileError
 from optimizer.oracle import oracle_report
-from optimizer.policies import POLICY_NAMES, load_policy
+from optimizer.policies import GENERALIST, POLICY_NAMES, load_policy
 from optimizer.report import build_report, format_table
 from optimizer.sim import ScheduledEvent, SimResult, TelemetryModel, load_schedule, simulate
 from optimizer.topology import Topology, load_topology
@@ -38,6 +39,16 @@ class Workload:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.topology: Topology = load_topology(args.topology)
+        unscaled = load_trace(args.trace, limit=args.limit)
+        capacity = FleetCapacity(self.topology)
+        mix = TokenMix.of(unscaled) if unscaled else None
+        if args.utilisation is not None and mix is not None:
+            try:
+                args.load = load_for_utilisation(capacity, mix, args.utilisation)
+            except ValueError as exc:
+                raise InputFileError(args.topology, [f"{args.topology}: {exc}"]) from exc
+        self.load: float = args.load
+        self.utilisation = utilisation_of_load(capacity, mix, args.load) if mix else 0.0
         trace = load_trace(args.trace, limit=args.limit, load=args.load)
         self.trace_name = Path(args.trace).name
         self.arrival_s = [r.arrival_s for r in trace]
@@ -95,7 +106,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     report, _ = work.run(args.policy, args.seed, _progress())
     report.update(
         trace=work.trace_name,
-        load=args.load,
+        load=work.load,
+        utilisation=work.utilisation,
         seed=args.seed,
         telemetry_interval_s=args.telemetry_interval,
     )
@@ -123,13 +135,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         "policies": policies,
         "oracle": oracle,
         "trace": work.trace_name,
-        "load": args.load,
+        "load": work.load,
+        "utilisation": work.utilisation,
         "seed": args.seed,
         "telemetry_interval_s": args.telemetry_interval,
     }
     report_path = Path(args.report)
     _write_json(report_path, out)
-    title = f"{work.trace_name} at load {args.load:g}x"
+    title = f"{work.trace_name} at load {work.load:.3g}x (utilisation {work.utilisation:.2f})"
     plots = write_plots(report_path, ttft, policies, oracle, title)
     print(title)
     print(format_table(policies, oracle))
@@ -138,7 +151,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_policies(args: argparse.Namespace) -> int:
-    print("\n".join(POLICY_NAMES))
+    # The heuristics, then the shipped learned policy, which `--policy` also takes by name.
+    print("\n".join([*POLICY_NAMES, GENERALIST]))
     return 0
 
 
@@ -165,6 +179,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _format_progress(metrics: dict[str, Any]) -> str | None:
+    """A line for the training log: baselines, validations and the end of imitation."""
+    if metrics["phase"] == "baselines":
+        return (
+            f"baselines on validation (load {metrics['validation_load']:.3g}x on average, "
+            f"utilisations {', '.join(f'{u:g}' for u in metrics['validation_utilisations'])}): "
+            f"teacher {metrics['teacher_attainment']:.2%}, best heuristic "
+            f"{metrics['best_heuristic']} {metrics['best_heuristic_attainment']:.2%}"
+        )
+    if metrics.get("event") != "validation":
+        return None
+    return (
+        f"validation at {metrics['timesteps']}: attainment {metrics['slo_attainment']:.2%} "
+        f"(teacher {metrics['teacher_attainment']:.2%}, best heuristic "
+        f"{metrics['best_heuristic_attainment']:.2%}), p95 TTFT {metrics['ttft_p95_ms']:.0f} ms, "
+        f"$/1k {metrics['cost_per_1k_requests']:.3f}, score {metrics['validation_score']:.4f}"
+        + (" (best)" if metrics["best"] else "")
+    )
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     # Imported here: torch and stable-baselines3 are slow to import and only training needs them.
     from tqdm import tqdm
@@ -178,21 +212,32 @@ def cmd_train(args: argparse.Namespace) -> int:
         topology=args.topology,
         trace=args.trace,
         out=args.out,
+        extra_topologies=tuple(args.extra_topologies),
+        init=args.init,
         timesteps=args.timesteps,
         seed=args.seed,
         teacher=args.teacher,
         bc_steps=args.bc_steps,
+        bc_epochs=args.bc_epochs,
+        validate_every=args.validate_every,
         eval_trace=args.eval_trace,
         eval_loads=tuple(args.eval_loads),
         eval_seeds=tuple(args.eval_seeds),
     )
     bar = tqdm(total=1000, desc="train", unit="‰", disable=not _progress(), leave=False)
 
-    def progress(fraction: float, message: str) -> None:
+    def progress(fraction: float, metrics: dict[str, Any]) -> None:
         bar.update(int(fraction * 1000) - bar.n)
-        bar.set_postfix_str(message[:60], refresh=False)
-        if message.startswith(("validation", "imitation: agreement")):
-            bar.write(message)
+        if "approx_kl" in metrics:
+            bar.set_postfix(
+                steps=metrics["timesteps"],
+                kl=f"{metrics['approx_kl']:.4f}",
+                sps=f"{metrics['steps_per_s']:.0f}",
+                refresh=False,
+            )
+        line = _format_progress(metrics)
+        if line is not None:
+            bar.write(line)
 
     result = train(config, progress)
     bar.close()
@@ -200,6 +245,12 @@ def cmd_train(args: argparse.Namespace) -> int:
         from optimizer.rl.evaluate import format_evaluation
 
         print(format_evaluation(result.evaluation))
+    if result.below_baseline:
+        best = result.baselines["best_heuristic"]
+        print(
+            f"warning: the trained policy validates at {result.validation['slo_attainment']:.2%}, "
+            f"below the best heuristic ({best['name']}, {best['slo_attainment']:.2%})"
+        )
     print(f"wrote {result.out / 'scorer.pt'} and policy.json in {result.wall_seconds:.0f} s")
     return 0
 
@@ -286,11 +337,19 @@ def _common(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
     )
     if trace:
         parser.add_argument("--trace", required=True, help="Azure .csv or Mooncake .jsonl")
-    parser.add_argument(
+    scale = parser.add_mutually_exclusive_group()
+    scale.add_argument(
         "--load",
         type=_positive,
         default=1.0,
         help="scale the arrival rate (2 replays twice as fast)",
+    )
+    scale.add_argument(
+        "--utilisation",
+        type=_positive,
+        default=None,
+        help="offer this share of the fleet's serving capacity for the trace instead "
+        "(1 = fluid saturation; docs/learned-policy.md)",
     )
     parser.add_argument("--limit", type=_count, default=None, help="use the first N requests")
     parser.add_argument(
@@ -333,6 +392,17 @@ def build_parser() -> argparse.ArgumentParser:
     tr = commands.add_parser("train", help="train a PPO placement policy and export scorer.pt")
     tr.add_argument("--topology", required=True, help="topology YAML (docs/contracts.md §1)")
     tr.add_argument("--trace", required=True, help="training trace (.csv or .jsonl)")
+    tr.add_argument(
+        "--extra-topologies",
+        nargs="*",
+        default=[],
+        help="more fleets to train on (each episode draws one; a generalist uses many)",
+    )
+    tr.add_argument(
+        "--init",
+        default=None,
+        help="fine-tune from a trained policy: 'generalist' or a directory with weights.pt",
+    )
     tr.add_argument("--timesteps", type=_count, default=500_000, help="PPO steps (decisions)")
     tr.add_argument("--out", required=True, help="output directory (scorer.pt, policy.json)")
     tr.add_argument("--seed", type=_natural, default=0, help="seed of everything random")
@@ -344,6 +414,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tr.add_argument(
         "--bc-steps", type=_natural, default=100_000, help="warm-start decisions (0: none)"
+    )
+    tr.add_argument("--bc-epochs", type=_count, default=15, help="passes over the demonstrations")
+    tr.add_argument(
+        "--validate-every", type=_count, default=20_000, help="PPO steps between validations"
     )
     tr.add_argument(
         "--eval-trace",
@@ -388,7 +462,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--out", required=True, help="topology YAML to write")
     gen.set_defaults(func=cmd_gen_fleet)
 
-    pol = commands.add_parser("policies", help="list the built-in policies")
+    pol = commands.add_parser("policies", help="list the built-in policies and the generalist")
     pol.add_argument("--seed", type=_natural, default=0, help="accepted for uniformity")
     pol.set_defaults(func=cmd_policies)
 

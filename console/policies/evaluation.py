@@ -1,26 +1,58 @@
 """Simulator evaluations of a policy version against the active policy and every heuristic,
-on the same arrivals (docs/contracts.md §3 report objects), for the console's approval step."""
+on the same arrivals (docs/contracts.md §3 report objects), for the console's approval step.
+Each replay is a job fanned out over the Celery workers (console.policies.fanout)."""
 
 from __future__ import annotations
 
+import shutil
+import uuid
 from collections.abc import Callable
+from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from optimizer.oracle import oracle_report
-from optimizer.policies import POLICY_NAMES, load_policy
-from optimizer.report import build_report
-from optimizer.sim import simulate
-from optimizer.sim.telemetry import TelemetryModel
-from optimizer.topology import Topology
-from optimizer.traces import draw_requests, load_trace
+from django.conf import settings
+
+from console.policies.fanout import fan_out
+from optimizer.policies import POLICY_NAMES
+from optimizer.rl.replays import ORACLE, Job, trace_job
+from optimizer.topology import Topology, dump_topology
 
 # The figures an approver compares, averaged over seeds.
 HEADLINE = ("slo_attainment", "cost_per_1k_requests", "prefix_hit_rate")
 
 
+def evaluation_jobs(
+    *,
+    topology_file: str,
+    trace: str,
+    specs: list[str],
+    loads: list[float],
+    seeds: list[int],
+    limit: int | None,
+    telemetry_interval_s: float | None = None,
+) -> list[Job]:
+    """One replay per load, seed and policy, plus the oracle per load and seed."""
+    return [
+        trace_job(
+            topology=topology_file,
+            trace=trace,
+            policy=spec,
+            load=load,
+            seed=seed,
+            limit=limit,
+            full_report=True,
+            telemetry_interval_s=telemetry_interval_s,
+        )
+        for load in loads
+        for seed in seeds
+        for spec in [*specs, ORACLE]
+    ]
+
+
 def evaluate_versions(
     *,
+    evaluation_id: int,
     topology: Topology,
     trace: str,
     candidate: str,
@@ -29,56 +61,74 @@ def evaluate_versions(
     seeds: list[int],
     limit: int | None = None,
     telemetry_interval_s: float | None = None,
-    progress: Callable[[float, str], None] | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> dict[str, Any]:
-    """Run candidate, baseline and the heuristics at each load and seed.
+    """Run candidate, baseline and the heuristics at each load and seed, fanned out over the
+    Celery workers (console.policies.fanout).
 
     With `telemetry_interval_s`, policies see node state as the live engine does, through
     telemetry that many seconds apart (`optimizer.sim.telemetry`), so the report predicts what
     a canary will see; None shows them the simulator's exact state.
 
     Returns `{"loads": {load: {"policies": {spec: mean report}, "oracle": ...,
-    "best_heuristic": name}}, "verdict": {...}}` where each policy's report holds the headline
-    figures averaged over seeds plus TTFT percentiles averaged likewise.
+    "best_heuristic": name, "utilisation": ..}}, "verdict": {...}}` where each policy's report
+    holds the headline figures averaged over seeds plus TTFT percentiles averaged likewise.
     """
+    work = Path(settings.LOCUS_ARTIFACTS_DIR) / "evaluations" / str(evaluation_id)
+    work.mkdir(parents=True, exist_ok=True)
+    topology_file = work / "topology.yaml"
+    topology_file.write_text(dump_topology(topology), encoding="utf-8")
     specs = list(dict.fromkeys([candidate, baseline, *POLICY_NAMES]))
-    total = len(loads) * len(seeds) * len(specs)
-    done = 0
+    jobs = evaluation_jobs(
+        topology_file=str(topology_file),
+        trace=trace,
+        specs=specs,
+        loads=loads,
+        seeds=seeds,
+        limit=limit,
+        telemetry_interval_s=telemetry_interval_s,
+    )
+    # A redelivered task starts its replays afresh.
+    replays = work / f"replays-{uuid.uuid4().hex}"
+    results = fan_out(jobs, replays, progress)
+    shutil.rmtree(replays, ignore_errors=True)
+    report = evaluation_report(jobs, results, trace, candidate, baseline, seeds)
+    return {**report, "telemetry_interval_s": telemetry_interval_s}
+
+
+def evaluation_report(
+    jobs: list[Job],
+    results: list[dict[str, Any]],
+    trace: str,
+    candidate: str,
+    baseline: str,
+    seeds: list[int],
+) -> dict[str, Any]:
+    """The report of `jobs`' `results`, grouped by the jobs' own fields only."""
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    oracles: dict[str, dict[str, Any]] = {}
+    for job, result in zip(jobs, results, strict=True):
+        load = f"{job['load']:g}"
+        if job["policy"] == ORACLE:
+            oracles[load] = result  # the last seed's, as before
+        else:
+            runs.setdefault(load, {}).setdefault(job["policy"], []).append(result)
     by_load: dict[str, Any] = {}
-    for load in loads:
-        trace_requests = load_trace(trace, limit=limit, load=load)
-        arrivals = [r.arrival_s for r in trace_requests]
-        runs: dict[str, list[dict[str, Any]]] = {spec: [] for spec in specs}
-        oracle: dict[str, Any] = {}
-        for seed in seeds:
-            requests = draw_requests(trace_requests, topology, seed)
-            oracle = oracle_report(topology, requests)
-            for spec in specs:
-                telemetry = (
-                    TelemetryModel(telemetry_interval_s, seed=seed)
-                    if telemetry_interval_s is not None
-                    else None
-                )
-                result = simulate(
-                    topology,
-                    load_policy(spec, topology, seed),
-                    requests,
-                    arrivals,
-                    telemetry=telemetry,
-                )
-                runs[spec].append(build_report(result, topology, spec))
-                done += 1
-                if progress is not None:
-                    progress(done / total, f"load {load:g}x seed {seed}: {spec}")
-        policies = {spec: _mean_report(reports) for spec, reports in runs.items()}
+    for load, per_spec in runs.items():
+        policies = {spec: _mean_report(reports) for spec, reports in per_spec.items()}
         best = max(
             POLICY_NAMES,
             key=lambda n: (policies[n]["slo_attainment"], -policies[n]["cost_per_1k_requests"]),
         )
-        by_load[f"{load:g}"] = {"policies": policies, "oracle": oracle, "best_heuristic": best}
+        oracle = {k: v for k, v in oracles[load].items() if k not in ("load", "utilisation")}
+        by_load[load] = {
+            "policies": policies,
+            "oracle": oracle,
+            "best_heuristic": best,
+            "utilisation": oracles[load]["utilisation"],
+        }
     return {
         "trace": trace,
-        "telemetry_interval_s": telemetry_interval_s,
         "candidate": candidate,
         "baseline": baseline,
         "seeds": seeds,

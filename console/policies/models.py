@@ -159,12 +159,20 @@ class ShadowComparison(models.Model):
 
 
 class TrainingRun(models.Model):
-    """A PPO training run started from the console and executed by a worker."""
+    """A PPO training run started from the console and executed by a worker.
+
+    `metrics` is the learning curve: every named-metrics record `optimizer.rl.train` reported
+    (baselines, validations, PPO statistics; docs/learned-policy.md). A run that validates
+    below the best heuristic sets `below_baseline` and registers no version unless its config
+    says `register_below_baseline`.
+    """
 
     config = models.JSONField(default=dict)
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
     progress = models.FloatField(default=0.0)
     log_tail = models.TextField(blank=True)
+    metrics = models.JSONField(default=list, blank=True)
+    below_baseline = models.BooleanField(default=False)
     artifact_dir = models.CharField(max_length=500, blank=True)
     report = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)

@@ -32,11 +32,12 @@ def run_evaluation(evaluation_id: int) -> None:
         return
     PolicyEvaluation.objects.filter(pk=evaluation_id).update(status=JobStatus.RUNNING, progress=0.0)
 
-    def progress(fraction: float, message: str) -> None:
+    def progress(fraction: float) -> None:
         PolicyEvaluation.objects.filter(pk=evaluation_id).update(progress=fraction)
 
     try:
         report = evaluate_versions(
+            evaluation_id=evaluation_id,
             topology=inventory_topology(),
             trace=evaluation.trace,
             candidate=evaluation.version.spec,
@@ -59,6 +60,14 @@ def _finish(evaluation_id: int, status: str, **fields: Any) -> None:
     PolicyEvaluation.objects.filter(pk=evaluation_id).update(
         status=status, finished_at=timezone.now(), progress=1.0, **fields
     )
+
+
+@shared_task(acks_late=True)
+def run_replay_job(job: dict[str, Any], work_dir: str, index: int) -> bool:
+    """One replay of a fanned-out evaluation or training validation (console.policies.fanout)."""
+    from console.policies.fanout import run_claimed
+
+    return run_claimed(job, work_dir, index)
 
 
 @shared_task

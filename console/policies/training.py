@@ -1,11 +1,17 @@
 """Training runs started from the console: a worker trains a PPO policy on the inventory's
-fleet with `optimizer.rl.train`, reports progress on the live stream, and registers the
-result as a candidate policy version (which another admin must evaluate and approve)."""
+fleet with `optimizer.rl.train` (by default fine-tuning the shipped generalist), fans its
+validation replays out over the Celery workers, keeps the learning curve, reports progress on
+the live stream, and registers the result as a candidate policy version (which another admin
+must evaluate and approve) unless it validates below the best heuristic and the run did not
+ask for `register_below_baseline`."""
 
 from __future__ import annotations
 
 import logging
 import time
+import uuid
+from collections.abc import Sequence
+from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +22,9 @@ from django.utils import timezone
 from console.access.identity import Identity
 from console.live.events import send_event
 from console.policies.choices import JobStatus
+from console.policies.fanout import fan_out
 from console.policies.models import TrainingRun
+from optimizer.rl.replays import Job
 
 logger = logging.getLogger(__name__)
 LOG_TAIL_LINES = 40
@@ -56,22 +64,40 @@ def _starter(run: TrainingRun) -> Identity | None:
     )
 
 
+def describe(metrics: dict[str, Any]) -> str:
+    """One log line for a metrics record of `optimizer.rl.train`."""
+    shown = []
+    for key, value in metrics.items():
+        if isinstance(value, float):
+            value = f"{value:.4g}"
+        elif isinstance(value, list):
+            value = ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value)
+        shown.append(f"{key}={value}")
+    return " ".join(shown)
+
+
 class _Reporter:
-    """Turns `train`'s progress callbacks into throttled database updates and events."""
+    """Turns `train`'s progress callbacks into throttled database updates and events; every
+    baseline and validation record joins the learning curve at once, PPO statistics at most
+    once per `PROGRESS_INTERVAL_S`."""
 
     def __init__(self, run_id: int) -> None:
         self.run_id = run_id
         self.lines: list[str] = []
+        self.metrics: list[dict[str, Any]] = []
         self.last = 0.0
 
-    def __call__(self, fraction: float, message: str) -> None:
+    def __call__(self, fraction: float, metrics: dict[str, Any]) -> None:
+        message = describe(metrics)
         self.lines = [*self.lines, message][-LOG_TAIL_LINES:]
         now = time.monotonic()
-        if now - self.last < PROGRESS_INTERVAL_S and fraction < 1.0:
+        milestone = metrics.get("event") == "validation" or metrics["phase"] == "baselines"
+        if not milestone and now - self.last < PROGRESS_INTERVAL_S and fraction < 1.0:
             return
+        self.metrics.append(metrics)
         self.last = now
         TrainingRun.objects.filter(pk=self.run_id).update(
-            progress=fraction, log_tail="\n".join(self.lines)
+            progress=fraction, log_tail="\n".join(self.lines), metrics=self.metrics
         )
         send_event(
             "training.progress",
@@ -101,19 +127,30 @@ def training_execute(*, run_id: int) -> None:
     TrainingRun.objects.filter(pk=run_id).update(status=JobStatus.RUNNING, artifact_dir=str(out))
     config = run.config
     reporter = _Reporter(run_id)
+    replays = count()
+
+    def map_replays(jobs: Sequence[Job]) -> list[dict[str, Any]]:
+        # A fresh directory per batch (and per delivery: a redelivered run starts afresh).
+        batch = out / "replays" / f"{uuid.uuid4().hex[:8]}-{next(replays)}"
+        return fan_out(jobs, batch)
+
+    init = config.get("init", "imitation")
     try:
         result = train(
             TrainConfig(
                 topology=str(topology_path),
                 trace=config["trace"],
                 out=str(out),
+                init=None if init == "imitation" else init,
                 timesteps=int(config.get("timesteps", settings.LOCUS_TRAINING_TIMESTEPS)),
                 seed=int(config.get("seed", 0)),
                 bc_steps=int(config.get("bc_steps", settings.LOCUS_TRAINING_BC_STEPS)),
                 eval_trace=config.get("eval_trace"),
+                window=settings.LOCUS_TRAINING_WINDOW,
                 threads=1,
             ),
             progress=reporter,
+            map_replays=map_replays,
         )
     except Exception as exc:
         logger.exception("training run %s failed", run_id)
@@ -128,24 +165,49 @@ def training_execute(*, run_id: int) -> None:
             {"run_id": run_id, "status": JobStatus.FAILED, "progress": 0.0, "message": str(exc)},
         )
         return
-    with transaction.atomic():
-        version = policy_register(
-            name="ppo",
-            version=f"run-{run_id}",
-            artifact_dir=str(result.out),
-            registered_by=_starter(run),
+    best = result.baselines["best_heuristic"]
+    register = not result.below_baseline or bool(config.get("register_below_baseline"))
+    if result.below_baseline:
+        verdict = (
+            f"validation attainment {result.validation['slo_attainment']:.2%} is below the best "
+            f"heuristic's ({best['name']}, {best['slo_attainment']:.2%})"
         )
+        verdict += (
+            "; registered anyway (register_below_baseline)"
+            if register
+            else "; not registered as a candidate (start it with register_below_baseline to "
+            "register it anyway)"
+        )
+    with transaction.atomic():
+        version = None
+        if register:
+            version = policy_register(
+                name="ppo",
+                version=f"run-{run_id}",
+                artifact_dir=str(result.out),
+                registered_by=_starter(run),
+            )
+            message = f"registered {version} as a candidate"
+        if result.below_baseline:
+            message = verdict
         TrainingRun.objects.filter(pk=run_id).update(
             status=JobStatus.SUCCEEDED,
             progress=1.0,
             finished_at=timezone.now(),
             report={
                 "validation": result.validation,
+                "baselines": {
+                    "teacher": result.baselines["teacher"],
+                    "best_heuristic": best,
+                },
+                "below_baseline": result.below_baseline,
                 "evaluation": result.evaluation,
                 "wall_seconds": result.wall_seconds,
             },
+            below_baseline=result.below_baseline,
+            metrics=reporter.metrics,
             version=version,
-            log_tail="\n".join(reporter.lines),
+            log_tail="\n".join([*reporter.lines, message][-LOG_TAIL_LINES:]),
         )
         send_event(
             "training.progress",
@@ -153,6 +215,6 @@ def training_execute(*, run_id: int) -> None:
                 "run_id": run_id,
                 "status": JobStatus.SUCCEEDED,
                 "progress": 1.0,
-                "message": f"registered {version} as a candidate",
+                "message": message,
             },
         )

@@ -35,6 +35,10 @@ _FACTORIES: dict[str, Callable[[Topology, int], Policy]] = {
     "kv-aware": lambda topology, seed: KvAwarePolicy(),
 }
 POLICY_NAMES: tuple[str, ...] = tuple(_FACTORIES)
+# The shipped learned policy, trained over many generated fleets (docs/learned-policy.md);
+# a name wherever `--policy`/`--policies` take one, but not a heuristic.
+GENERALIST = "generalist"
+GENERALIST_DIR = Path(__file__).resolve().parent / "trained" / GENERALIST
 
 
 def get_policy(name: str, topology: Topology, seed: int = 0) -> Policy:
@@ -48,11 +52,17 @@ def get_policy(name: str, topology: Topology, seed: int = 0) -> Policy:
     return factory(topology, seed)
 
 
+def resolve_policy_dir(spec: str) -> Path:
+    """The directory a trained-policy spec names: `generalist` is the shipped generalist."""
+    return GENERALIST_DIR if spec == GENERALIST else Path(spec)
+
+
 def load_policy(spec: str, topology: Topology, seed: int = 0) -> Policy:
-    """The policy `--policy SPEC` names: a built-in heuristic, or a directory from `train`."""
+    """The policy `--policy SPEC` names: a built-in heuristic, `generalist` (the shipped
+    learned policy), or a directory from `train`."""
     if spec in _FACTORIES:
         return get_policy(spec, topology, seed)
-    path = Path(spec)
+    path = resolve_policy_dir(spec)
     if path.is_dir():
         scorer = path / "scorer.pt"
         if not scorer.is_file():

@@ -1,6 +1,8 @@
 """Held-out evaluation of a trained policy against every built-in heuristic and the oracle.
 
-For each load and seed, the held-out trace is replayed once per policy on the same arrivals
+Replays are jobs (`optimizer.rl.replays`) that any executor runs; the record is assembled from
+their results. For each load and seed, the held-out trace is replayed once per policy on the
+same arrivals
 (sources and models drawn with the seed, docs/contracts.md §2), and the policy's SLO attainment, p95
 TTFT and cost per 1k requests are set against those of the best heuristic for that load (the
 one with the highest mean attainment over the seeds) and the oracle's limit.
@@ -8,22 +10,22 @@ one with the highest mean attainment over the seeds) and the oracle's limit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from optimizer.oracle import oracle_report
-from optimizer.policies import POLICY_NAMES, Policy, get_policy
-from optimizer.report import build_report
-from optimizer.sim import simulate
-from optimizer.topology import Topology
-from optimizer.traces import draw_requests, load_trace
+from optimizer.policies import POLICY_NAMES
+from optimizer.rl.replays import ORACLE, Job, trace_job
 
-METRICS: tuple[str, ...] = ("slo_attainment", "ttft_p95_ms", "cost_per_1k_requests")
+METRICS: tuple[str, ...] = (
+    "slo_attainment",
+    "ttft_p95_ms",
+    "ttft_mean_ms",
+    "cost_per_1k_requests",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,8 @@ class LoadResult:
     seeds: list[int]
     runs: dict[str, dict[str, list[float]]]
     oracle_attainment: list[float]
+    utilisation: float
+    """The load as a utilisation of the fleet's capacity for the trace (`optimizer.capacity`)."""
 
     def mean(self, policy: str, metric: str) -> float:
         return float(np.mean(self.runs[policy][metric]))
@@ -58,46 +62,50 @@ class LoadResult:
         return out
 
 
-def _metrics(report: dict[str, Any]) -> dict[str, float]:
-    return {
-        "slo_attainment": report["slo_attainment"],
-        "ttft_p95_ms": report["ttft_ms"]["p95"],
-        "cost_per_1k_requests": report["cost_per_1k_requests"],
-    }
+def _metrics(result: dict[str, Any]) -> dict[str, float]:
+    return {key: result[key] for key in METRICS}
 
 
-def evaluate_policy(
-    topology: Topology,
-    trace_path: str | Path,
-    make_policy: Callable[[], Policy],
+def evaluation_jobs(
     *,
-    name: str,
+    topology: str,
+    trace: str,
+    policy: str,
     loads: Sequence[float],
     seeds: Sequence[int],
     heuristics: Sequence[str] = POLICY_NAMES,
-    progress: Callable[[str], None] | None = None,
-) -> list[LoadResult]:
-    """Run the policy made by `make_policy` and every heuristic at each load and seed."""
-    results = []
-    for load in loads:
-        trace = load_trace(trace_path, load=load)
-        arrival_s = [r.arrival_s for r in trace]
-        runs: dict[str, dict[str, list[float]]] = {}
-        oracle: list[float] = []
-        for seed in seeds:
-            requests = draw_requests(trace, topology, seed)
-            oracle.append(oracle_report(topology, requests)["slo_attainment"])
-            specs: list[tuple[str, Callable[[], Policy]]] = [(name, make_policy)]
-            specs += [(h, partial(get_policy, h, topology, seed)) for h in heuristics]
-            for spec, factory in specs:
-                if progress is not None:
-                    progress(f"evaluate {spec} at {load:g}x seed {seed}")
-                result = simulate(topology, factory(), requests, arrival_s)
-                metrics = _metrics(build_report(result, topology, spec))
-                for key, value in metrics.items():
-                    runs.setdefault(spec, {}).setdefault(key, []).append(value)
-        results.append(LoadResult(load, list(seeds), runs, oracle))
-    return results
+) -> list[Job]:
+    """Replays of `policy`, every heuristic and the oracle at each load and seed, all on the
+    same arrivals per (load, seed)."""
+    specs = [policy, *heuristics, ORACLE]
+    return [
+        trace_job(topology=topology, trace=trace, policy=spec, load=load, seed=seed)
+        for load in loads
+        for seed in seeds
+        for spec in specs
+    ]
+
+
+def collect_evaluation(
+    jobs: Sequence[Job], results: Sequence[dict[str, Any]], policy: str, trace: str
+) -> dict[str, Any]:
+    """The evaluation record of `jobs` and their `results` (in job order), with `policy`'s
+    runs under its directory's name. Runs are grouped by job fields only, so the record is
+    the same whichever executor ran them and in whatever order they finished."""
+    name = Path(policy).name
+    by_load: dict[float, LoadResult] = {}
+    for job, result in zip(jobs, results, strict=True):
+        load = float(job["load"])
+        entry = by_load.setdefault(load, LoadResult(load, [], {}, [], result["utilisation"]))
+        if job["seed"] not in entry.seeds:
+            entry.seeds.append(job["seed"])
+        if job["policy"] == ORACLE:
+            entry.oracle_attainment.append(result["slo_attainment"])
+            continue
+        spec = name if job["policy"] == policy else job["policy"]
+        for key, value in _metrics(result).items():
+            entry.runs.setdefault(spec, {}).setdefault(key, []).append(value)
+    return evaluation_record(list(by_load.values()), name, trace)
 
 
 def evaluation_record(results: list[LoadResult], name: str, trace: str) -> dict[str, Any]:
@@ -109,6 +117,7 @@ def evaluation_record(results: list[LoadResult], name: str, trace: str) -> dict[
         loads.append(
             {
                 "load": r.load,
+                "utilisation": r.utilisation,
                 "seeds": r.seeds,
                 "policy": r.summary(name),
                 "best_heuristic": {"name": best, **r.summary(best)},
@@ -131,6 +140,7 @@ def format_evaluation(record: dict[str, Any]) -> str:
     lines += [header, "-" * len(header)]
     for entry in record["loads"]:
         best = entry["best_heuristic"]
+        lines.append(f"load {entry['load']:g}x = utilisation {entry['utilisation']:.2f}")
         for label, s in (("policy", entry["policy"]), (f"best: {best['name']}", best)):
             a, t, c = s["slo_attainment"], s["ttft_p95_ms"], s["cost_per_1k_requests"]
             lines.append(

@@ -29,6 +29,7 @@ from optimizer.rl.network import CandidateScorer, DeepSetsPolicy
 
 SCORER_FILE = "scorer.pt"
 POLICY_FILE = "policy.json"
+WEIGHTS_FILE = "weights.pt"
 
 
 class ExportedScorer(nn.Module):
@@ -51,6 +52,41 @@ def export_scorer(policy: DeepSetsPolicy, path: Path) -> None:
     module = ExportedScorer(scorer).eval()
     frozen = torch.jit.freeze(torch.jit.script(module))
     torch.jit.save(frozen, str(path))
+
+
+def save_weights(policy: DeepSetsPolicy, hidden: int, path: Path) -> None:
+    """The actor, critic and value head's state, for `train --init` (the frozen TorchScript
+    scorer keeps its weights as constants, so fine-tuning cannot start from it)."""
+    deep_sets = policy.deep_sets
+    torch.save(
+        {
+            "hidden": hidden,
+            "feature_version": FEATURE_VERSION,
+            "actor": deep_sets.actor.state_dict(),
+            "critic": deep_sets.critic.state_dict(),
+            "value_net": policy.value_net.state_dict(),
+        },
+        path,
+    )
+
+
+def load_weights(directory: Path) -> dict[str, Any]:
+    """`weights.pt` of a trained policy directory, refused for another feature version."""
+    path = directory / WEIGHTS_FILE
+    try:
+        data: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
+    except (OSError, RuntimeError) as exc:
+        problem = f"{path}: cannot read the weights to start from: {exc}"
+        raise InputFileError(str(path), [problem]) from exc
+    if data.get("feature_version") != FEATURE_VERSION:
+        raise InputFileError(
+            str(path),
+            [
+                f"{path}: weights were trained on feature version "
+                f"{data.get('feature_version')!r}, this build computes {FEATURE_VERSION}"
+            ],
+        )
+    return data
 
 
 def write_policy_json(directory: Path, data: dict[str, Any]) -> None:

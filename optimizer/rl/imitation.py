@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from optimizer.rl.env import PlacementEnv
+from optimizer.rl.fleets import MultiFleetEnv
 from optimizer.rl.network import DeepSetsPolicy
 
 # A feature whose spread is below this is left unscaled (tier one-hots in a one-tier fleet).
@@ -41,7 +42,7 @@ class Demonstrations:
 
 
 def collect(
-    env: PlacementEnv,
+    env: PlacementEnv | MultiFleetEnv,
     steps: int,
     seed: int,
     gamma: float,

@@ -255,6 +255,11 @@ def test_the_training_page_shows_a_finished_run_and_its_version(page, screenshot
     detail = page.get_by_test_id("run-detail")
     expect(detail.get_by_test_id("log-tail")).to_contain_text("ppo")
     expect(detail).to_contain_text("timesteps")
+    # The learning curve, with the teacher and the best heuristic as reference lines.
+    curve = detail.get_by_test_id("learning-curve")
+    expect(curve).to_be_visible()
+    expect(curve).to_contain_text("teacher")
+    expect(curve).to_contain_text("best heuristic")
     screenshots.take(page, "training")
 
     detail.get_by_test_id("run-version").click()

@@ -246,7 +246,7 @@ def test_train_api_runs_a_tiny_budget_and_reports_progress(
         batch_size=64,
         window=128,
         validate_every=128,
-        validation_pressures=(10.0,),
+        validation_utilisations=(0.9,),
         eval_trace=str(trace_path),
         eval_loads=(1.0,),
         eval_seeds=(0,),

@@ -217,6 +217,8 @@ class TrainingRunSerializer(serializers.ModelSerializer):
             "status",
             "progress",
             "log_tail",
+            "metrics",
+            "below_baseline",
             "artifact_dir",
             "report",
             "error",
@@ -231,14 +233,30 @@ class TrainingRunRequestSerializer(serializers.Serializer):
     jobs worker for many minutes (issue 13). Give `timesteps`, or `confirm: true` to accept
     the server's default (LOCUS_TRAINING_TIMESTEPS)."""
 
-    trace = serializers.CharField(required=False)
+    trace = serializers.CharField(
+        required=False,
+        max_length=255,
+        help_text="A trace file name in the traces directory; defaults to the fleet's "
+        "configured trace (LOCUS_FLEET_TRACE).",
+    )
     timesteps = serializers.IntegerField(
         required=False,
         min_value=256,
         max_value=5_000_000,
         help_text="PPO steps. Required unless `confirm` is true.",
     )
-    seed = serializers.IntegerField(required=False, min_value=0, default=0)
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1, default=0)
+    init = serializers.ChoiceField(
+        choices=["generalist", "imitation"],
+        required=False,
+        help_text="Start from the shipped generalist policy (fine-tuning, the default) or from "
+        "imitation of the SLO-aware teacher.",
+    )
+    register_below_baseline = StrictBooleanField(
+        default=False,
+        help_text="Register the result as a candidate even when it validates below the best "
+        "heuristic (otherwise such a run says so and registers nothing).",
+    )
     confirm = StrictBooleanField(
         required=False,
         default=False,

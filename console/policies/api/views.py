@@ -35,10 +35,11 @@ def _caller(request: Request) -> Identity:
     return identity
 
 
-def trace_path(name: str | None) -> str:
-    """A trace inside the traces directory; callers cannot point the worker elsewhere."""
+def trace_path(name: str | None, default: str | None = None) -> str:
+    """A trace inside the traces directory; callers cannot point the worker elsewhere.
+    Without a name: `default`, or the configured evaluation trace."""
     if not name:
-        return settings.LOCUS_EVALUATION_TRACE
+        return default or settings.LOCUS_EVALUATION_TRACE
     base = Path(settings.LOCUS_TRACES_DIR).resolve()
     path = (base / name).resolve()
     if base not in path.parents or not path.is_file():
@@ -181,13 +182,17 @@ class TrainingRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
 
     @extend_schema(request=s.TrainingRunRequestSerializer, responses={202: s.TrainingRunSerializer})
     def create(self, request: Request) -> Response:
-        """Start a PPO training run on the inventory's fleet (a worker runs it)."""
+        """Start a PPO training run on the inventory's fleet (a worker runs it). By default it
+        fine-tunes the shipped generalist on the fleet's configured trace; a result that
+        validates below the best heuristic is not registered unless
+        `register_below_baseline` is true."""
         from console.policies.training import training_start
 
         body = s.TrainingRunRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = dict(body.validated_data)
-        data["trace"] = trace_path(data.get("trace"))
+        data["trace"] = trace_path(data.get("trace"), settings.LOCUS_FLEET_TRACE)
+        data.setdefault("init", settings.LOCUS_TRAINING_INIT)
         run = training_start(config=data, started_by=_caller(request))
         run.refresh_from_db()
         return Response(s.TrainingRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)

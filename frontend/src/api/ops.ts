@@ -73,7 +73,14 @@ export const listTrainingRuns = () =>
 export const getTrainingRun = (id: number) =>
   api.request<TrainingRun>(`/api/v1/training-runs/${id}`);
 
-export const startTrainingRun = (body: { trace?: string; timesteps?: number; seed?: number; confirm?: boolean }) =>
+export const startTrainingRun = (body: {
+  trace?: string;
+  timesteps?: number;
+  seed?: number;
+  confirm?: boolean;
+  init?: "generalist" | "imitation";
+  register_below_baseline?: boolean;
+}) =>
   api.request<TrainingRun>("/api/v1/training-runs", { method: "POST", body });
 
 export const listSources = () =>

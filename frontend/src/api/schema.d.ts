@@ -1137,7 +1137,12 @@ export interface paths {
         };
         get: operations["v1_training_runs_list"];
         put?: never;
-        /** @description Start a PPO training run on the inventory's fleet (a worker runs it). */
+        /**
+         * @description Start a PPO training run on the inventory's fleet (a worker runs it). By default it
+         *     fine-tunes the shipped generalist on the fleet's configured trace; a result that
+         *     validates below the best heuristic is not registered unless
+         *     `register_below_baseline` is true.
+         */
         post: operations["v1_training_runs_create"];
         delete?: never;
         options?: never;
@@ -1400,6 +1405,12 @@ export interface components {
             /** Format: date-time */
             to: string;
         };
+        /**
+         * @description * `generalist` - generalist
+         *     * `imitation` - imitation
+         * @enum {string}
+         */
+        InitEnum: "generalist" | "imitation";
         IssuedApiKey: {
             readonly id: number;
             name: string;
@@ -2310,6 +2321,8 @@ export interface components {
             /** Format: double */
             progress?: number;
             log_tail?: string;
+            metrics?: unknown;
+            below_baseline?: boolean;
             artifact_dir?: string;
             report?: unknown;
             error?: string;
@@ -2325,11 +2338,24 @@ export interface components {
          *     the server's default (LOCUS_TRAINING_TIMESTEPS).
          */
         TrainingRunRequestRequest: {
+            /** @description A trace file name in the traces directory; defaults to the fleet's configured trace (LOCUS_FLEET_TRACE). */
             trace?: string;
             /** @description PPO steps. Required unless `confirm` is true. */
             timesteps?: number;
             /** @default 0 */
             seed?: number;
+            /**
+             * @description Start from the shipped generalist policy (fine-tuning, the default) or from imitation of the SLO-aware teacher.
+             *
+             *     * `generalist` - generalist
+             *     * `imitation` - imitation
+             */
+            init?: components["schemas"]["InitEnum"];
+            /**
+             * @description Register the result as a candidate even when it validates below the best heuristic (otherwise such a run says so and registers nothing).
+             * @default false
+             */
+            register_below_baseline?: boolean;
             /**
              * @description True to run the server's default budget (LOCUS_TRAINING_TIMESTEPS) when `timesteps` is not given.
              * @default false

@@ -12,6 +12,8 @@ import { useAsync } from "../hooks/useAsync";
 import { useInterval } from "../hooks/useInterval";
 import { timestamp } from "../lib/format";
 import { useLiveEvent } from "../live/context";
+import { LearningCurveChart } from "../components/LearningCurveChart";
+import { learningCurve } from "../training/curve";
 import { applyProgress, flattenFigures } from "../training/runs";
 
 function StartForm({ onStarted }: { onStarted: (run: TrainingRun) => void }) {
@@ -20,11 +22,15 @@ function StartForm({ onStarted }: { onStarted: (run: TrainingRun) => void }) {
   const [timesteps, setTimesteps] = useState("50000");
   const [seed, setSeed] = useState("0");
   const [trace, setTrace] = useState("");
+  const [init, setInit] = useState<"generalist" | "imitation">("generalist");
+  const [override, setOverride] = useState(false);
   const state = useSubmit(
     () =>
       startTrainingRun({
         seed: Number(seed),
         timesteps: Number(timesteps),
+        init,
+        register_below_baseline: override,
         ...(trace ? { trace } : {}),
       }),
     onStarted,
@@ -37,7 +43,7 @@ function StartForm({ onStarted }: { onStarted: (run: TrainingRun) => void }) {
       state={state}
       extra={
         <span className="small muted">
-          PPO on the inventory’s fleet; the result is registered as a candidate version that another admin must evaluate and approve.
+          PPO on the inventory’s fleet; the result is registered as a candidate version that another admin must evaluate and approve, unless it validates below the best heuristic.
         </span>
       }
     >
@@ -49,9 +55,21 @@ function StartForm({ onStarted }: { onStarted: (run: TrainingRun) => void }) {
         <span>Seed</span>
         <input type="number" min={0} value={seed} onChange={(e) => setSeed(e.target.value)} />
       </label>
+      <label className="field">
+        <span>Start from</span>
+        <select value={init} onChange={(e) => setInit(e.target.value as "generalist" | "imitation")}>
+          <option value="generalist">the generalist policy (fine-tune)</option>
+          <option value="imitation">imitation of the SLO-aware teacher</option>
+        </select>
+      </label>
       <label className="field wide">
         <span>Trace (a file in the traces directory)</span>
-        <input placeholder="the configured evaluation trace" value={trace} onChange={(e) => setTrace(e.target.value)} />
+        <input placeholder="the fleet’s configured trace" value={trace} onChange={(e) => setTrace(e.target.value)} />
+      </label>
+      <label className="field wide">
+        <span>
+          <input type="checkbox" checked={override} onChange={(e) => setOverride(e.target.checked)} /> Register the result even if it validates below the best heuristic
+        </span>
       </label>
     </FormPanel>
   );
@@ -60,6 +78,7 @@ function StartForm({ onStarted }: { onStarted: (run: TrainingRun) => void }) {
 function RunDetail({ run, versionName }: { run: TrainingRun; versionName: string | undefined }) {
   const figures = flattenFigures(run.report);
   const config = flattenFigures(run.config);
+  const curve = learningCurve(run.metrics);
   return (
     <section className="panel" aria-label="Training run" data-testid="run-detail">
       <header className="panel-header">
@@ -81,6 +100,17 @@ function RunDetail({ run, versionName }: { run: TrainingRun; versionName: string
         ))}
       </dl>
       {run.error && <ErrorBanner error={run.error} />}
+      {run.below_baseline && (
+        <p className="warn-banner" data-testid="below-baseline">
+          This run validated below the best heuristic{run.version == null ? ", so it was not registered as a candidate." : "; it was registered by explicit override."}
+        </p>
+      )}
+      {curve.steps.length > 0 && (
+        <>
+          <h3 className="section-title">Learning curve (validation SLO attainment)</h3>
+          <LearningCurveChart curve={curve} />
+        </>
+      )}
       <h3 className="section-title">Log tail</h3>
       <pre className="log" data-testid="log-tail">{run.log_tail || "No output yet."}</pre>
       {figures.length > 0 && (

@@ -2,8 +2,9 @@
 
 Loads the demo fleet when the inventory is empty, points every node at the simulated
 exporters, creates an admin (password kept in var/demo/) and a service key for the traffic,
-activates a heuristic when no policy is active, registers the shipped PPO scorer as a
-candidate, and starts one PPO training run in the background. A second start reuses all of
+activates a heuristic when no policy is active, registers the shipped PPO scorer and the
+generalist as candidates, and starts one PPO training run in the background (fine-tuning the
+generalist on the fleet's trace). A second start reuses all of
 it and only prints the sign-in again.
 """
 
@@ -25,6 +26,7 @@ from console.inventory.services import topology_import
 from console.policies.models import PolicyVersion, TrainingRun
 from console.policies.services import policy_bootstrap, policy_register
 from console.policies.training import training_start
+from optimizer.policies import GENERALIST, GENERALIST_DIR
 from optimizer.topology import load_topology
 
 DEMO_TOPOLOGY = Path(settings.BASE_DIR) / "optimizer" / "topologies" / "fleet-demo.yaml"
@@ -76,12 +78,18 @@ class Command(BaseCommand):
             name="ppo", version="shipped"
         ).exists():
             policy_register(name="ppo", version="shipped", artifact_dir=str(SHIPPED_SCORER))
+        # The default learned policy: the generalist (docs/learned-policy.md).
+        if (GENERALIST_DIR / "scorer.pt").is_file() and not PolicyVersion.objects.filter(
+            name=GENERALIST, version="shipped"
+        ).exists():
+            policy_register(name=GENERALIST, version="shipped", artifact_dir=str(GENERALIST_DIR))
         if not no_training and not TrainingRun.objects.exists():
             run = training_start(
                 config={
-                    "trace": settings.LOCUS_EVALUATION_TRACE,
+                    "trace": settings.LOCUS_FLEET_TRACE,
                     "timesteps": settings.LOCUS_DEMO_TRAINING_TIMESTEPS,
                     "seed": 0,
+                    "init": settings.LOCUS_TRAINING_INIT,
                 },
                 started_by=None,
             )

@@ -1,0 +1,340 @@
+"""The phases of `optimizer.rl.train.train`, each a function of the shared `Run` state.
+
+`setup` builds everything (fleets, environments, MaskablePPO; the shared state is
+`optimizer.rl.run.Run`); `measure_baselines` replays the teacher and every heuristic on the
+validation scenarios; `imitate` warm-starts the actor
+(behaviour cloning, or the weights of `--init`); `ppo` improves it, validating as it goes and
+keeping the best weights; `export` writes them; `evaluate` replays the held-out trace. Every
+phase reports named metrics through `Run.report` (docs/learned-policy.md, training).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.vec_env import DummyVecEnv
+
+from optimizer.errors import InputFileError
+from optimizer.features import FEATURE_VERSION
+from optimizer.policies import POLICY_NAMES, resolve_policy_dir
+from optimizer.rl.env import PlacementEnv
+from optimizer.rl.evaluate import collect_evaluation, evaluation_jobs, format_evaluation
+from optimizer.rl.export import export_scorer, load_weights, save_weights, write_policy_json
+from optimizer.rl.fleets import MultiFleetEnv
+from optimizer.rl.imitation import NoDecisionsError, clone, collect, fit_normalisation
+from optimizer.rl.network import DeepSetsPolicy
+from optimizer.rl.replays import MapFn
+from optimizer.rl.run import Best, Run, summarise
+from optimizer.rl.scenarios import ScenarioConfig
+from optimizer.rl.teacher import TEACHER_NAMES, get_teacher
+from optimizer.sim import Simulator
+from optimizer.topology import Topology
+from optimizer.traces import draw_requests
+
+if TYPE_CHECKING:
+    from optimizer.rl.train import ProgressFn, TrainConfig
+
+
+def _unservable(config: TrainConfig, path: str, detail: str) -> InputFileError:
+    return InputFileError(
+        path,
+        [
+            f"{path}: cannot train on {config.trace}: {detail}; check the nodes' models and "
+            "states, the links, and the residency of the sources' SLOs"
+        ],
+    )
+
+
+def _check_servable(config: TrainConfig, path: str, topology: Topology, trace: list) -> None:
+    """Refuse at once a fleet on which none of the trace's first `window` requests has a
+    candidate node: training would see no decision there."""
+    items = trace[: config.window]
+    requests = draw_requests(items, topology, config.seed)
+    sim = Simulator(
+        topology, get_teacher(config.teacher, topology), requests, [r.arrival_s for r in items]
+    )
+    if any(sim.candidates(rid) for rid in range(len(requests))):
+        return
+    reasons = ", ".join(sorted(sim.reject_reasons))
+    raise _unservable(
+        config, path, f"no node can serve any of its first {len(requests)} requests ({reasons})"
+    )
+
+
+def setup(config: TrainConfig, progress: ProgressFn | None, map_replays: MapFn) -> Run:
+    """Seed everything, load the fleets, build the vector environment and MaskablePPO."""
+    if config.teacher not in TEACHER_NAMES:
+        raise ValueError(f"unknown teacher {config.teacher!r}; one of {', '.join(TEACHER_NAMES)}")
+    random.seed(config.seed)
+    np.random.seed(config.seed)
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(config.threads)
+    init_dir = resolve_policy_dir(config.init) if config.init else None
+    if init_dir is not None:
+        config.hidden = int(load_weights(init_dir)["hidden"])
+    run = Run(config, progress, map_replays)
+    (run.out / "checkpoints").mkdir(parents=True, exist_ok=True)
+    for path, topology in zip(run.paths, run.fleets, strict=True):
+        _check_servable(config, path, topology, run.trace)
+    scenarios = ScenarioConfig(
+        window=config.window,
+        utilisation=config.utilisation,
+        telemetry_interval_s=config.telemetry_interval_s,
+    )
+    rows = max(len(t.nodes) for t in run.fleets)
+
+    def make_env(rank: int) -> Callable[[], PlacementEnv | MultiFleetEnv]:
+        def build() -> PlacementEnv | MultiFleetEnv:
+            envs = [
+                PlacementEnv(
+                    topology,
+                    run.trace,
+                    scenarios=scenarios,
+                    reward=config.reward,
+                    teacher=config.teacher,
+                    max_nodes=rows,
+                )
+                for topology in run.fleets
+            ]
+            env: PlacementEnv | MultiFleetEnv = envs[0] if len(envs) == 1 else MultiFleetEnv(envs)
+            env.reset(seed=config.seed * 1000 + rank)
+            return env
+
+        return build
+
+    venv = DummyVecEnv([make_env(i) for i in range(config.n_envs)])
+    venv.seed(config.seed)
+    run.model = MaskablePPO(
+        DeepSetsPolicy,
+        venv,
+        learning_rate=config.learning_rate,
+        n_steps=config.n_steps,
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        gamma=config.gamma,
+        gae_lambda=config.gae_lambda,
+        clip_range=config.clip_range,
+        ent_coef=config.ent_coef,
+        policy_kwargs={"hidden": config.hidden},
+        seed=config.seed,
+        device="cpu",
+        verbose=0,
+    )
+    policy = run.model.policy
+    assert isinstance(policy, DeepSetsPolicy)
+    run.policy = policy
+    run.demo_env = make_env(10_000)()
+    return run
+
+
+def measure_baselines(run: Run) -> None:
+    """The teacher and every heuristic on the validation scenarios: the learning curve's
+    reference lines, and the bar a run must clear to be registered without an override."""
+    names = list(dict.fromkeys([run.config.teacher, *POLICY_NAMES]))
+    per_policy = len(run.validation_jobs(names[0]))
+    jobs = [job for name in names for job in run.validation_jobs(name)]
+    results = run.map_replays(jobs)
+    metrics = {
+        name: summarise(results[i * per_policy : (i + 1) * per_policy], run.config)
+        for i, name in enumerate(names)
+    }
+    best = max(
+        POLICY_NAMES,
+        key=lambda n: (metrics[n]["slo_attainment"], -metrics[n]["cost_per_1k_requests"]),
+    )
+    run.baselines = {
+        "teacher": {"name": run.config.teacher, **metrics[run.config.teacher]},
+        "best_heuristic": {"name": best, **metrics[best]},
+        "heuristics": {n: metrics[n] for n in POLICY_NAMES},
+    }
+    run.report(
+        "baselines",
+        1.0,
+        {
+            "teacher_attainment": metrics[run.config.teacher]["slo_attainment"],
+            "best_heuristic": best,
+            "best_heuristic_attainment": metrics[best]["slo_attainment"],
+            "best_heuristic_ttft_p95_ms": metrics[best]["ttft_p95_ms"],
+            "validation_utilisations": list(run.config.validation_utilisations),
+            "validation_load": metrics[best]["load"],
+        },
+    )
+
+
+def _copy_state(policy: DeepSetsPolicy) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in policy.deep_sets.actor.state_dict().items()}
+
+
+def _validation_entry(run: Run, metrics: dict[str, float], steps: int, best: bool) -> None:
+    run.report(
+        "ppo" if steps else "imitate",
+        min(steps / max(run.config.timesteps, 1), 1.0) if steps else 1.0,
+        {
+            "event": "validation",
+            "timesteps": steps,
+            **metrics,
+            "teacher_attainment": run.baselines["teacher"]["slo_attainment"],
+            "best_heuristic_attainment": run.baselines["best_heuristic"]["slo_attainment"],
+            "best": best,
+        },
+    )
+
+
+def imitate(run: Run) -> None:
+    """Warm start: load `--init`'s weights, or clone the teacher; then validate the start."""
+    c = run.config
+    deep_sets = run.policy.deep_sets
+
+    def demonstrations(steps: int, tick: Callable[[int], None] | None = None) -> Any:
+        try:
+            return collect(run.demo_env, steps, c.seed + 20_000, c.gamma, tick)
+        except NoDecisionsError as exc:
+            raise _unservable(c, c.topology, str(exc)) from exc
+
+    metrics: dict[str, Any] = {}
+    if c.init:
+        weights = load_weights(resolve_policy_dir(c.init))
+        deep_sets.actor.load_state_dict(weights["actor"])
+        deep_sets.critic.load_state_dict(weights["critic"])
+        run.policy.value_net.load_state_dict(weights["value_net"])
+        source = f"init:{c.init}"
+    elif c.bc_steps:
+        count = [0]
+
+        def tick(n: int) -> None:
+            count[0] += n
+            if count[0] % 4096 == 0:
+                run.report("imitate", 0.8 * count[0] / c.bc_steps, {"collected": count[0]})
+
+        demos = demonstrations(c.bc_steps, tick)
+        deep_sets.set_normalisation(*fit_normalisation(demos))
+        metrics = clone(run.policy, demos, epochs=c.bc_epochs, seed=c.seed)
+        source = "imitation"
+    else:
+        deep_sets.set_normalisation(*fit_normalisation(demonstrations(4096)))
+        source = "init"
+    start = run.validate_actor("start")
+    run.best = Best(start, _copy_state(run.policy), source)
+    run.record["imitation"] = metrics
+    _validation_entry(run, start | {"bc_agreement": metrics.get("bc_agreement", 0.0)}, 0, True)
+
+
+class _Monitor(BaseCallback):
+    """Logs PPO's own metrics each rollout; validates and checkpoints every `every` steps."""
+
+    def __init__(self, run: Run) -> None:
+        super().__init__()
+        self.run = run
+        self.last_validation = 0
+        self._clock = (time.perf_counter(), 0)
+
+    def _on_rollout_start(self) -> None:
+        values = self.model.logger.name_to_value
+        now, steps = time.perf_counter(), self.num_timesteps
+        if steps:
+            self.run.report(
+                "ppo",
+                steps / max(self.run.config.timesteps, 1),
+                {
+                    "timesteps": steps,
+                    "steps_per_s": (steps - self._clock[1]) / max(now - self._clock[0], 1e-9),
+                    "approx_kl": float(values.get("train/approx_kl", 0.0)),
+                    "clip_fraction": float(values.get("train/clip_fraction", 0.0)),
+                    "entropy_loss": float(values.get("train/entropy_loss", 0.0)),
+                    "value_loss": float(values.get("train/value_loss", 0.0)),
+                },
+            )
+        self._clock = (now, steps)
+
+    def _on_step(self) -> bool:
+        steps = self.num_timesteps
+        if steps - self.last_validation >= self.run.config.validate_every:
+            self.last_validation = steps
+            self.model.save(self.run.out / "checkpoints" / "latest.zip")
+            _validate_and_keep(self.run, steps, f"ppo@{steps}")
+        return True
+
+
+def _validate_and_keep(run: Run, steps: int, source: str) -> None:
+    metrics = run.validate_actor(str(steps))
+    improved = metrics["validation_score"] > run.best.metrics["validation_score"]
+    if improved:
+        run.best = Best(metrics, _copy_state(run.policy), source)
+    _validation_entry(run, metrics, max(steps, 1), improved)
+
+
+def ppo(run: Run) -> None:
+    """MaskablePPO from the warm start, validating every `validate_every` steps; the best
+    validated weights (by `validation_score`) are kept."""
+    if run.config.timesteps:
+        monitor = _Monitor(run)
+        run.model.learn(total_timesteps=run.config.timesteps, callback=monitor)
+        steps = run.model.num_timesteps
+        if steps != monitor.last_validation:
+            _validate_and_keep(run, steps, "ppo@final")
+    run.policy.deep_sets.actor.load_state_dict(run.best.state)
+    run.model.save(run.out / "checkpoints" / "final.zip")
+
+
+def export(run: Run) -> None:
+    """scorer.pt (TorchScript, for serving), weights.pt (for `--init` fine-tuning) and
+    policy.json with the training config, validation history and baselines."""
+    c = run.config
+    export_scorer(run.policy, run.out / "scorer.pt")
+    save_weights(run.policy, c.hidden, run.out / "weights.pt")
+    actor = run.policy.deep_sets.actor
+    run.record |= {
+        "name": run.out.name,
+        "normalisation": {
+            "shift": actor.get_buffer("shift").tolist(),
+            "scale": actor.get_buffer("scale").tolist(),
+            "applied_inside_scorer": True,
+        },
+        "training_config": _jsonable(dataclasses.asdict(c)),
+        "seed": c.seed,
+        "selected_weights": run.best.source,
+        "validation": {
+            "baselines": run.baselines,
+            "selected": run.best.metrics,
+            "history": [h for h in run.history if h.get("event") == "validation"],
+        },
+        "feature_version_trained": FEATURE_VERSION,
+    }
+    write_policy_json(run.out, run.record)
+
+
+def evaluate(run: Run) -> dict[str, Any] | None:
+    """The exported scorer and every heuristic on the held-out trace at each load and seed."""
+    c = run.config
+    if not c.eval_trace:
+        return None
+    jobs = evaluation_jobs(
+        topology=c.topology,
+        trace=c.eval_trace,
+        policy=str(run.out),
+        loads=c.eval_loads,
+        seeds=c.eval_seeds,
+    )
+    run.report("evaluate", 0.0, {"replays": len(jobs)})
+    record = collect_evaluation(jobs, run.map_replays(jobs), str(run.out), Path(c.eval_trace).name)
+    run.record["evaluation"] = record
+    run.record["evaluation_table"] = format_evaluation(record).splitlines()
+    run.report("evaluate", 1.0, {"replays": len(jobs)})
+    return record
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value

@@ -1,0 +1,144 @@
+"""The state one training run's phases share (`optimizer.rl.phases`): inputs, environments,
+model, the best weights so far, the metrics history, and how validation replays are made and
+summarised."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+
+from optimizer.rl.env import PlacementEnv
+from optimizer.rl.export import export_scorer, write_policy_json
+from optimizer.rl.fleets import MultiFleetEnv
+from optimizer.rl.network import DeepSetsPolicy
+from optimizer.rl.replays import MapFn, scenario_job
+from optimizer.topology import Topology, load_topology
+from optimizer.traces import TraceRequest, load_trace
+
+if TYPE_CHECKING:
+    from optimizer.rl.train import ProgressFn, TrainConfig
+
+# Share of the progress bar per phase, by rough wall time.
+_PHASE_WEIGHTS = {"baselines": 0.05, "imitate": 0.15, "ppo": 0.65, "evaluate": 0.15}
+
+
+@dataclasses.dataclass
+class Best:
+    """The best validated weights so far."""
+
+    metrics: dict[str, float]
+    state: dict[str, torch.Tensor]
+    source: str
+
+
+class Run:
+    """Everything the phases share: inputs, environments, model, history and results."""
+
+    def __init__(self, config: TrainConfig, progress: ProgressFn | None, map_replays: MapFn):
+        self.config = config
+        self.progress = progress
+        self.map_replays = map_replays
+        self.out = Path(config.out)
+        self.paths = [config.topology, *config.extra_topologies]
+        self.fleets: list[Topology] = [load_topology(p) for p in self.paths]
+        self.trace: list[TraceRequest] = load_trace(config.trace)
+        self.history: list[dict[str, Any]] = []
+        self.baselines: dict[str, Any] = {}
+        self.record: dict[str, Any] = {}
+        self.best = Best({}, {}, "")
+        self.started = time.perf_counter()
+        weights = dict(_PHASE_WEIGHTS)
+        if not config.eval_trace:
+            weights["evaluate"] = 0.0
+        self._weights = weights
+        self._total = sum(weights.values())
+        self.model: MaskablePPO
+        self.policy: DeepSetsPolicy
+        self.demo_env: PlacementEnv | MultiFleetEnv
+
+    def report(self, phase: str, done: float, metrics: dict[str, Any]) -> None:
+        """Record `metrics` of `phase` (`done` of it finished) and pass them to `progress`."""
+        order = list(self._weights)
+        offset = sum(self._weights[p] for p in order[: order.index(phase)])
+        fraction = min(1.0, (offset + self._weights[phase] * min(done, 1.0)) / self._total)
+        entry = {"phase": phase, "elapsed_s": round(time.perf_counter() - self.started, 2)}
+        entry |= metrics
+        self.history.append(entry)
+        if self.progress is not None:
+            self.progress(fraction, entry)
+
+    def validation_jobs(self, policy: str) -> list[dict[str, Any]]:
+        """One replay per validation fleet and utilisation, the same draws for every policy."""
+        c = self.config
+        return [
+            scenario_job(
+                topology=path,
+                trace=c.trace,
+                policy=policy,
+                window=c.window,
+                utilisation=u,
+                scenario_seed=c.seed + 10_000 + 100 * f + i,
+                policy_seed=c.seed,
+                telemetry_interval_s=(
+                    None if c.telemetry_interval_s is None else sum(c.telemetry_interval_s) / 2
+                ),
+            )
+            for f, path in enumerate(self.paths[: max(1, c.validation_fleets)])
+            for i, u in enumerate(c.validation_utilisations)
+        ]
+
+    def validate(self, policy: str) -> dict[str, float]:
+        return summarise(self.map_replays(self.validation_jobs(policy)), self.config)
+
+    def validate_actor(self, tag: str) -> dict[str, float]:
+        """Validate the actor's current weights: exported beside the checkpoints, so that
+        replays running in other processes load exactly these weights."""
+        directory = self.out / "checkpoints" / "validation" / tag
+        directory.mkdir(parents=True, exist_ok=True)
+        export_scorer(self.policy, directory / "scorer.pt")
+        write_policy_json(directory, {"name": f"validation-{tag}"})
+        return self.validate(str(directory))
+
+    def below_baseline(self) -> bool:
+        best = self.baselines.get("best_heuristic", {})
+        return bool(best) and self.best.metrics["slo_attainment"] < best["slo_attainment"]
+
+    def finish(self, wall: float) -> None:
+        self.record["wall_seconds"] = wall
+        self.record["below_baseline"] = self.below_baseline()
+        write_policy_json(self.out, self.record)
+
+
+def summarise(results: list[dict[str, Any]], config: TrainConfig) -> dict[str, float]:
+    """Means over the validation replays; `log_ttft_p95_s` is the mean log of p95 TTFT in
+    seconds (p95 spans seconds at light load to an hour in overload, and its log weighs a
+    doubling the same at every load); `validation_score` is what picks the weights."""
+    p95_s = [max(r["ttft_p95_ms"], 1.0) / 1000.0 for r in results]
+    metrics = {
+        "slo_attainment": float(np.mean([r["slo_attainment"] for r in results])),
+        "ttft_p95_ms": float(np.mean([r["ttft_p95_ms"] for r in results])),
+        "ttft_mean_ms": float(np.mean([r["ttft_mean_ms"] for r in results])),
+        "cost_per_1k_requests": float(np.mean([r["cost_per_1k_requests"] for r in results])),
+        "log_ttft_p95_s": float(np.mean(np.log(p95_s))),
+        "load": float(np.mean([r["load"] for r in results])),
+        "utilisation": float(np.mean([r["utilisation"] for r in results])),
+    }
+    metrics["validation_score"] = score(metrics, config.validation_p95_weight)
+    return metrics
+
+
+def score(metrics: dict[str, float], p95_weight: float) -> float:
+    """Attainment first, then `p95_weight` per unit of log p95 TTFT and 0.1 point per USD per
+    1k. Attainment alone prefers parking hopeless requests on a node where they wait for
+    minutes, which the p95 TTFT (the tail users feel) forbids."""
+    return (
+        metrics["slo_attainment"]
+        - p95_weight * metrics["log_ttft_p95_s"]
+        - 0.001 * metrics["cost_per_1k_requests"]
+    )

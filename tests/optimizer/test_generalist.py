@@ -1,0 +1,85 @@
+"""The shipped generalist: a name wherever a policy is named, usable at once on a fleet it
+never saw, and the start of `train --init generalist`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from optimizer.cli import main
+from optimizer.policies import GENERALIST_DIR
+from optimizer.rl.export import load_trained_policy
+from optimizer.rl.replays import run_replay, scenario_job
+from tests.optimizer.fleets import AZURE, MOONCAKE
+
+
+@pytest.fixture(scope="module")
+def unseen_fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated fleet of a seed the generalist was not trained on (docs/learned-policy.md)."""
+    out = tmp_path_factory.mktemp("fleet") / "unseen.yaml"
+    args = ["gen-fleet", "--nodes", "15", "--sites", "6", "--seed", "4242"]
+    assert main([*args, "--out", str(out)]) == 0
+    return out
+
+
+def test_the_generalist_ships_with_its_weights_and_record() -> None:
+    for name in ("scorer.pt", "weights.pt", "policy.json"):
+        assert (GENERALIST_DIR / name).is_file(), name
+    record = json.loads((GENERALIST_DIR / "policy.json").read_text())
+    assert len(record["training_config"]["extra_topologies"]) >= 10
+
+
+def test_policies_lists_the_generalist(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["policies"]) == 0
+    assert capsys.readouterr().out.split()[-1] == "generalist"
+
+
+def test_simulate_takes_the_generalist_by_name_on_an_unseen_fleet(
+    unseen_fleet: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "r.json"
+    args = ["simulate", "--topology", str(unseen_fleet), "--trace", str(MOONCAKE)]
+    assert main([*args, "--policy", "generalist", "--limit", "200", "--report", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["served"] == 200 and report["residency_violations"] == 0
+
+
+def test_evaluate_takes_the_generalist_among_its_policies(
+    unseen_fleet: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "e.json"
+    args = ["evaluate", "--topology", str(unseen_fleet), "--trace", str(MOONCAKE), "--limit", "150"]
+    assert main([*args, "--policies", "generalist,least-loaded", "--report", str(out)]) == 0
+    assert set(json.loads(out.read_text())["policies"]) == {"generalist", "least-loaded"}
+
+
+@pytest.mark.slow
+def test_train_init_generalist_starts_from_its_weights(unseen_fleet: Path, tmp_path: Path) -> None:
+    out = tmp_path / "tuned"
+    args = ["train", "--topology", str(unseen_fleet), "--trace", str(AZURE), "--init", "generalist"]
+    args += ["--timesteps", "256", "--validate-every", "256", "--out", str(out)]
+    assert main(args) == 0
+    record = json.loads((out / "policy.json").read_text())
+    assert record["training_config"]["init"] == "generalist"
+    start = record["validation"]["history"][0]
+    assert start["timesteps"] == 0
+    # The start validates exactly as the shipped generalist does on the same replays
+    # (TrainConfig defaults: seed 0, window 4096, utilisations 0.4, 0.9, 1.4).
+    own = [
+        run_replay(
+            scenario_job(
+                topology=str(unseen_fleet),
+                trace=str(AZURE),
+                policy="generalist",
+                window=4096,
+                utilisation=u,
+                scenario_seed=10_000 + i,
+                policy_seed=0,
+            )
+        )["slo_attainment"]
+        for i, u in enumerate((0.4, 0.9, 1.4))
+    ]
+    assert start["slo_attainment"] == pytest.approx(sum(own) / len(own), abs=1e-12)
+    assert load_trained_policy(out).name == "tuned"
