@@ -143,9 +143,7 @@ def test_too_little_data_names_the_profiles_and_changes_nothing(
     assert not (tmp_path / "report.json").exists()
 
 
-def test_a_bad_line_names_file_and_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_bad_line_names_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     observations = tmp_path / "obs.jsonl"
     _simulate(observations, topology=TRUTH, limit=10)
     lines = observations.read_text().splitlines()
