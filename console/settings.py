@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "console.live",
     "console.placement",
     "console.policies",
+    "console.twin",
     "console.demo",
     "console.web",
     "telemetry",
@@ -331,6 +332,10 @@ LOCUS_ARTIFACTS_DIR = Path(env.str("LOCUS_ARTIFACTS_DIR", default=str(VAR_DIR / 
 # Console training runs: the defaults reach the PPO issue's result in minutes on 2 cores.
 LOCUS_TRAINING_TIMESTEPS: int = env.int("LOCUS_TRAINING_TIMESTEPS", default=500_000)
 LOCUS_TRAINING_BC_STEPS: int = env.int("LOCUS_TRAINING_BC_STEPS", default=100_000)
+# The twin (docs/twin.md): the widest window of recorded traffic one export or calibration
+# may cover, and the measured requests a profile needs before calibration fits it.
+LOCUS_OBSERVATIONS_MAX_HOURS: float = env.float("LOCUS_OBSERVATIONS_MAX_HOURS", default=744.0)
+LOCUS_CALIBRATION_MIN_SAMPLES: int = env.int("LOCUS_CALIBRATION_MIN_SAMPLES", default=50)
 
 # -- the living demo (`make run`) ---------------------------------------------------------------
 # Not PORT: honcho gives every process of the Procfile its own PORT.

@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -82,7 +82,13 @@ def observation_line(record: dict[str, Any]) -> str:
     return json.dumps(record, separators=(",", ":"), allow_nan=False) + "\n"
 
 
-def write_observations(out: IO[str], records: Iterable[dict[str, Any]]) -> int:
+class TextSink(Protocol):
+    """Anything text can be written to (a file, a response, a management command's stdout)."""
+
+    def write(self, text: str, /) -> Any: ...
+
+
+def write_observations(out: TextSink, records: Iterable[dict[str, Any]]) -> int:
     """Write records as JSONL; return how many."""
     count = 0
     for record in records:

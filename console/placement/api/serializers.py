@@ -70,4 +70,5 @@ class OutcomeAnswerSerializer(serializers.Serializer):
 class DecisionRecordSerializer(serializers.ModelSerializer):
     class Meta:
         model = DecisionRecord
-        fields = "__all__"
+        # Block hashes are for observations (GET /api/v1/observations), not decision lists.
+        exclude = ["prefix_hashes"]

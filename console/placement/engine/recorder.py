@@ -215,7 +215,7 @@ def write_to_database(records: list[dict[str, Any]], outcomes: list[dict[str, An
 
 
 # The columns a new record sets (the outcome columns stay NULL until reported); the keys of
-# runtime._record_row. `fallbacks` is the one JSON column.
+# runtime._record_row. `fallbacks` and `prefix_hashes` are the JSON columns.
 RECORD_COLUMNS = (
     "id",
     "created_at",
@@ -229,6 +229,7 @@ RECORD_COLUMNS = (
     "node",
     "node_site",
     "fallbacks",
+    "prefix_hashes",
     "policy_name",
     "policy_version",
     "arm",
@@ -242,12 +243,14 @@ _COLUMNS_SQL = ", ".join(RECORD_COLUMNS)
 
 
 _FALLBACKS = RECORD_COLUMNS.index("fallbacks")
+_PREFIX_HASHES = RECORD_COLUMNS.index("prefix_hashes")
 _CREATED_AT = RECORD_COLUMNS.index("created_at")
 
 
 def _values(row: dict[str, Any]) -> list[Any]:
     values = [row[column] for column in RECORD_COLUMNS]
     values[_FALLBACKS] = json.dumps(row["fallbacks"])
+    values[_PREFIX_HASHES] = json.dumps(row["prefix_hashes"])
     return values
 
 
@@ -269,7 +272,7 @@ def _insert_postgresql(records: list[dict[str, Any]]) -> None:
         )
 
 
-# Rows per multi-row INSERT on SQLite: 50 x 19 parameters stays under the 999 that old SQLite
+# Rows per multi-row INSERT on SQLite: 50 x 20 parameters stays under the 999 that old SQLite
 # builds allow.
 SQLITE_ROWS_PER_STATEMENT = 50
 

@@ -156,6 +156,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/calibration-runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Calibration runs over recorded traffic: viewers read, operators run and decide. */
+        get: operations["v1_calibration_runs_list"];
+        put?: never;
+        /** @description Queue a calibration of the inventory's fleet against the last `hours` of traffic. */
+        post: operations["v1_calibration_runs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calibration-runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Calibration runs over recorded traffic: viewers read, operators run and decide. */
+        get: operations["v1_calibration_runs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calibration-runs/{id}/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Set the inventory's profiles to the proposal's fitted values (audited). */
+        post: operations["v1_calibration_runs_apply_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calibration-runs/{id}/discard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Close the proposal without changing the inventory (audited). */
+        post: operations["v1_calibration_runs_discard_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/decisions": {
         parameters: {
             query?: never;
@@ -489,6 +558,26 @@ export interface paths {
         put?: never;
         /** @description Return the node to service. */
         post: operations["v1_nodes_uncordon_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/observations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Stream the decisions made in [since, until) (RFC 3339) with their outcomes, one
+         *     JSON object a line, in constant memory.
+         */
+        get: operations["v1_observations_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1220,6 +1309,13 @@ export interface components {
             /** @description The first few instance names skipped. */
             unknown_nodes: string[];
         };
+        /**
+         * @description * `pending` - Pending
+         *     * `applied` - Applied
+         *     * `discarded` - Discarded
+         * @enum {string}
+         */
+        ActionEnum: "pending" | "applied" | "discarded";
         ApiKey: {
             readonly id: number;
             name: string;
@@ -1243,6 +1339,8 @@ export interface components {
          * @enum {string}
          */
         ArmEnum: "active" | "canary";
+        /** @enum {unknown} */
+        BlankEnum: "";
         Breach: {
             readonly id: number;
             status: components["schemas"]["BreachStatusEnum"];
@@ -1278,6 +1376,41 @@ export interface components {
          * @enum {string}
          */
         BreachStatusEnum: "open" | "resolved";
+        /** @description Calibrate against the traffic recorded in the last `hours`. */
+        CalibrationRequestRequest: {
+            /** Format: double */
+            hours: number;
+            min_samples?: number;
+        };
+        CalibrationRun: {
+            readonly id: number;
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            until: string;
+            /** Format: int64 */
+            min_samples: number;
+            status?: components["schemas"]["StatusF6eEnum"];
+            /** Format: double */
+            progress?: number;
+            message?: string;
+            error?: string;
+            /** Format: int64 */
+            observations?: number;
+            proposal?: components["schemas"]["ProposalEnum"] | components["schemas"]["BlankEnum"];
+            /** @description The profile values the proposal would set (nominal, fitted, interval). */
+            readonly changes: {
+                [key: string]: unknown;
+            }[];
+            report?: unknown;
+            /** @description Who did it: a username, `key:NAME` for an API key, or 'system' for automation. */
+            requested_by_name: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            finished_at?: string | null;
+            readonly decisions: components["schemas"]["ProposalDecision"][];
+        };
         Candidate: {
             node: string;
             site: string;
@@ -1518,6 +1651,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Breach"][];
+        };
+        PaginatedCalibrationRunList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["CalibrationRun"][];
         };
         PaginatedDecisionRecordList: {
             /** @example 123 */
@@ -2022,6 +2170,27 @@ export interface components {
             /** Format: int64 */
             max_batch: number;
         };
+        ProposalDecision: {
+            readonly id: number;
+            run: number;
+            action: components["schemas"]["ActionEnum"];
+            /** @description Who did it: a username, `key:NAME` for an API key, or 'system' for automation. */
+            actor: string;
+            reason: string;
+            changes?: unknown;
+            /** Format: date-time */
+            readonly at: string;
+        };
+        ProposalDecisionRequestRequest: {
+            reason: string;
+        };
+        /**
+         * @description * `pending` - Pending
+         *     * `applied` - Applied
+         *     * `discarded` - Discarded
+         * @enum {string}
+         */
+        ProposalEnum: "pending" | "applied" | "discarded";
         Rejected: {
             node: string;
             reason: string;
@@ -2494,6 +2663,148 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    v1_calibration_runs_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /**
+                 * @description * `pending` - Pending
+                 *     * `applied` - Applied
+                 *     * `discarded` - Discarded
+                 */
+                proposal?: ("applied" | "discarded" | "pending")[];
+                /**
+                 * @description * `queued` - Queued
+                 *     * `running` - Running
+                 *     * `succeeded` - Succeeded
+                 *     * `failed` - Failed
+                 */
+                status?: ("failed" | "queued" | "running" | "succeeded")[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedCalibrationRunList"];
+                };
+            };
+        };
+    };
+    v1_calibration_runs_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CalibrationRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["CalibrationRequestRequest"];
+                "multipart/form-data": components["schemas"]["CalibrationRequestRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalibrationRun"];
+                };
+            };
+        };
+    };
+    v1_calibration_runs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this calibration run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalibrationRun"];
+                };
+            };
+        };
+    };
+    v1_calibration_runs_apply_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this calibration run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProposalDecisionRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ProposalDecisionRequestRequest"];
+                "multipart/form-data": components["schemas"]["ProposalDecisionRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProposalDecision"];
+                };
+            };
+        };
+    };
+    v1_calibration_runs_discard_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this calibration run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProposalDecisionRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ProposalDecisionRequestRequest"];
+                "multipart/form-data": components["schemas"]["ProposalDecisionRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProposalDecision"];
+                };
             };
         };
     };
@@ -3174,6 +3485,29 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Node"];
+                };
+            };
+        };
+    };
+    v1_observations_retrieve: {
+        parameters: {
+            query: {
+                since: string;
+                until: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One observation per line, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/jsonl": string;
                 };
             };
         };
