@@ -347,4 +347,10 @@ LOCUS_DEMO_EXPORTERS_PORT: int = env.int("LOCUS_DEMO_EXPORTERS_PORT", default=94
 LOCUS_DEMO_TRACE: str = env.str(
     "LOCUS_DEMO_TRACE", default=str(LOCUS_TRACES_DIR / "mooncake_synthetic.jsonl")
 )
+# How the demo fleet really behaves (docs/twin.md): profiles that differ from the inventory's
+# nominal fleet-demo.yaml, so calibrating on recorded traffic has something true to find.
+LOCUS_DEMO_TRUTH_TOPOLOGY: str = env.str(
+    "LOCUS_DEMO_TRUTH_TOPOLOGY",
+    default=str(BASE_DIR / "optimizer" / "topologies" / "fleet-demo-truth.yaml"),
+)
 LOCUS_DEMO_TRAINING_TIMESTEPS: int = env.int("LOCUS_DEMO_TRAINING_TIMESTEPS", default=50_000)
