@@ -14,6 +14,8 @@ import type {
   Slo,
   Source,
   TrainingRun,
+  CalibrationRun,
+  ProposalDecision,
 } from "./types";
 
 type Query = Record<string, string | number | undefined>;
@@ -83,3 +85,15 @@ export const listModels = () =>
 
 export const getBreakers = () =>
   api.request<{ states: Record<string, string> }>("/api/v1/breakers");
+
+export const listCalibrationRuns = () =>
+  api.request<Page<CalibrationRun>>("/api/v1/calibration-runs", { query: { limit: 50 } });
+
+export const startCalibration = (body: { hours: number; min_samples?: number }) =>
+  api.request<CalibrationRun>("/api/v1/calibration-runs", { method: "POST", body });
+
+export const decideProposal = (id: number, verb: "apply" | "discard", reason: string) =>
+  api.request<ProposalDecision>(`/api/v1/calibration-runs/${id}/${verb}`, {
+    method: "POST",
+    body: { reason },
+  });

@@ -12,6 +12,7 @@ export const NAVIGATION = [
   { to: "/slos", label: "SLOs & breaches" },
   { to: "/policies", label: "Policies" },
   { to: "/training", label: "Training runs" },
+  { to: "/twin", label: "Twin" },
   { to: "/inventory", label: "Inventory" },
 ];
 
