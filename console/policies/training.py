@@ -77,6 +77,7 @@ def training_execute(*, run_id: int) -> None:
     """The worker's side: train, then register the artifact as a candidate version."""
     from console.inventory.selectors import inventory_topology
     from console.policies.services import policy_register
+    from console.twin.services import twin_inputs
     from optimizer.rl.train import TrainConfig, train
     from optimizer.topology import dump_topology
 
@@ -85,16 +86,24 @@ def training_execute(*, run_id: int) -> None:
         return  # redelivered after it finished
     out = Path(settings.LOCUS_ARTIFACTS_DIR) / "training-runs" / str(run_id)
     out.mkdir(parents=True, exist_ok=True)
-    topology_path = out / "topology.yaml"
-    topology_path.write_text(dump_topology(inventory_topology()), encoding="utf-8")
-    TrainingRun.objects.filter(pk=run_id).update(status=JobStatus.RUNNING, artifact_dir=str(out))
     config = run.config
+    # Recorded traffic as the trace and the calibrated fleet as the topology, when asked
+    # (docs/twin.md); the report names them and the twin's fidelity.
+    twin = twin_inputs(
+        recorded_hours=config.get("recorded_hours"),
+        calibration_run=config.get("calibration_run"),
+        out=out,
+    )
+    topology_path = out / "topology.yaml"
+    fleet = twin.topology or inventory_topology()
+    topology_path.write_text(dump_topology(fleet), encoding="utf-8")
+    TrainingRun.objects.filter(pk=run_id).update(status=JobStatus.RUNNING, artifact_dir=str(out))
     reporter = _Reporter(run_id)
     try:
         result = train(
             TrainConfig(
                 topology=str(topology_path),
-                trace=config["trace"],
+                trace=twin.trace or config["trace"],
                 out=str(out),
                 timesteps=int(config.get("timesteps", settings.LOCUS_TRAINING_TIMESTEPS)),
                 seed=int(config.get("seed", 0)),
@@ -132,6 +141,7 @@ def training_execute(*, run_id: int) -> None:
                 "validation": result.validation,
                 "evaluation": result.evaluation,
                 "wall_seconds": result.wall_seconds,
+                **({"data": twin.data} if twin.data else {}),
             },
             version=version,
             log_tail="\n".join(reporter.lines),

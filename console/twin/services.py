@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from console.twin.models import CalibrationRun, ProposalDecision
 from console.twin.selectors import PROFILE_FIELDS, observation_records, proposal_changes
 from optimizer.errors import InputFileError
 from optimizer.observations import write_observations
+from optimizer.topology import Topology, parse_topology
 
 logger = logging.getLogger(__name__)
 # Progress is written and announced at most this often.
@@ -186,3 +188,50 @@ def _decide(
     return ProposalDecision.objects.create(
         run=run, action=action, actor=actor.name, reason=reason, changes=changes
     )
+
+
+@dataclass(frozen=True)
+class TwinInputs:
+    """What a training or evaluation run takes from the twin instead of its defaults: the
+    recorded traffic as its trace, the calibrated fleet as its topology, and what its report
+    says about both (`data`)."""
+
+    trace: str | None
+    topology: Topology | None
+    data: dict[str, Any]
+
+
+def twin_inputs(
+    *, recorded_hours: float | None, calibration_run: int | None, out: Path
+) -> TwinInputs:
+    """Write the last `recorded_hours` of recorded traffic into `out` as a trace, and take the
+    calibrated fleet of `calibration_run` (a succeeded run); either may be None (not asked)."""
+    data: dict[str, Any] = {}
+    trace = None
+    topology = None
+    if recorded_hours is not None:
+        until = timezone.now()
+        since = until - timedelta(hours=recorded_hours)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "recorded.jsonl"
+        with path.open("w", encoding="utf-8") as handle:
+            count = write_observations(handle, observation_records(since=since, until=until))
+        trace = str(path)
+        data["trace"] = {
+            "kind": "recorded traffic",
+            "hours": recorded_hours,
+            "since": since.isoformat(),
+            "until": until.isoformat(),
+            "observations": count,
+        }
+    if calibration_run is not None:
+        run = CalibrationRun.objects.get(pk=calibration_run, status=RunStatus.SUCCEEDED)
+        topology = parse_topology(run.calibrated_topology, f"calibration run {run.pk}")
+        data["topology"] = {
+            "kind": "calibrated fleet",
+            "calibration_run": run.pk,
+            "proposal": run.proposal,
+            "observations": run.observations,
+            "fidelity": run.report.get("fidelity"),
+        }
+    return TwinInputs(trace=trace, topology=topology, data=data)

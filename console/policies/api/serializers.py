@@ -200,3 +200,26 @@ class TrainingRunRequestSerializer(serializers.Serializer):
     trace = serializers.CharField(required=False)
     timesteps = serializers.IntegerField(required=False, min_value=256, max_value=5_000_000)
     seed = serializers.IntegerField(required=False, min_value=0, default=0)
+    # The twin (docs/twin.md): train on recorded traffic and on a calibrated fleet.
+    recorded_hours = StrictFloatField(
+        required=False, min_value=0.01, help_text="Train on the traffic of the last N hours."
+    )
+    calibration_run = serializers.IntegerField(
+        required=False, min_value=1, help_text="Train on this calibration run's fleet."
+    )
+
+    def validate_recorded_hours(self, value: float) -> float:
+        from django.conf import settings
+
+        if value > settings.LOCUS_OBSERVATIONS_MAX_HOURS:
+            raise serializers.ValidationError(
+                f"At most {settings.LOCUS_OBSERVATIONS_MAX_HOURS:g} hours."
+            )
+        return value
+
+    def validate_calibration_run(self, value: int) -> int:
+        from console.twin.selectors import calibration_runs
+
+        if not calibration_runs().filter(pk=value, status="succeeded").exists():
+            raise serializers.ValidationError("No succeeded calibration run with this id.")
+        return value

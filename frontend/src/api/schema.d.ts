@@ -2335,6 +2335,13 @@ export interface components {
             timesteps?: number;
             /** @default 0 */
             seed?: number;
+            /**
+             * Format: double
+             * @description Train on the traffic of the last N hours.
+             */
+            recorded_hours?: number;
+            /** @description Train on this calibration run's fleet. */
+            calibration_run?: number;
         };
         TransitionRequestRequest: {
             /** @description Why; required and kept in the audit trail. */

@@ -148,3 +148,46 @@ def test_recorded_traffic_calibrates_the_inventory(
 
 def _flags(window: dict[str, str]) -> list[str]:
     return ["--since", window["since"], "--until", window["until"]]
+
+
+def test_a_training_run_takes_recorded_traffic_and_the_calibrated_fleet(
+    demo_engine: Any,
+    client_for: Any,
+    tmp_path: Path,
+    django_capture_on_commit_callbacks: Any,
+    settings: Any,
+) -> None:
+    settings.LOCUS_ARTIFACTS_DIR = tmp_path / "artifacts"
+    service, admin, operator = client_for("service"), client_for("admin"), client_for("operator")
+    _decide(service)
+    demo_engine.recorder.flush()
+    _report_truth(tmp_path, service, _stream(client_for("viewer"), _window()))
+    demo_engine.recorder.flush()
+    with django_capture_on_commit_callbacks(execute=True):
+        run = operator.post(
+            "/api/v1/calibration-runs", {"hours": 1, "min_samples": 40}, format="json"
+        ).json()
+    refused = admin.post(
+        "/api/v1/training-runs", {"recorded_hours": 1, "calibration_run": run["id"] + 1},
+        format="json",
+    )  # fmt: skip
+    assert refused.status_code == 400 and "calibration_run" in refused.json()["errors"]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        started = admin.post(
+            "/api/v1/training-runs",
+            {"recorded_hours": 1, "calibration_run": run["id"], "timesteps": 256},
+            format="json",
+        )
+    assert started.status_code == 202, started.content
+    training = admin.get(f"/api/v1/training-runs/{started.json()['id']}").json()
+    assert training["status"] == "succeeded", training["error"]
+    data = training["report"]["data"]
+    assert data["trace"]["kind"] == "recorded traffic"
+    assert data["trace"]["observations"] == REQUESTS
+    assert data["topology"]["calibration_run"] == run["id"]
+    assert (
+        data["topology"]["fidelity"] == CalibrationRun.objects.get(pk=run["id"]).report["fidelity"]
+    )
+    fleet = load_topology(Path(training["artifact_dir"]) / "topology.yaml")
+    assert fleet.profile("llama-3.1-8b", "h100").prefill_tokens_per_s < 18000 * 0.9
