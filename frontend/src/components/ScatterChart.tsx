@@ -38,6 +38,7 @@ export function ScatterChart({
       {
         width: element.clientWidth || 400,
         height,
+        legend: { live: false },
         scales: { x: { time: false, distr: 3 }, y: { distr: 3 } },
         axes: [
           { ...axis, label: xLabel },

@@ -82,6 +82,7 @@ function Fidelity({ run }: { run: CalibrationRun }) {
   const rows = fidelityRows(run.report);
   if (rows.length === 0) return null;
   return (
+    <div className="table-scroll">
     <table className="table dense" data-testid="fidelity">
       <thead>
         <tr>
@@ -104,6 +105,7 @@ function Fidelity({ run }: { run: CalibrationRun }) {
         ))}
       </tbody>
     </table>
+    </div>
   );
 }
 
@@ -111,6 +113,7 @@ function Profiles({ run }: { run: CalibrationRun }) {
   const rows = profileRows(run.report);
   if (rows.length === 0) return null;
   return (
+    <div className="table-scroll">
     <table className="table dense" data-testid="profiles">
       <thead>
         <tr>
@@ -144,6 +147,7 @@ function Profiles({ run }: { run: CalibrationRun }) {
         ))}
       </tbody>
     </table>
+    </div>
   );
 }
 
