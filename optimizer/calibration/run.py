@@ -23,7 +23,7 @@ from optimizer.calibration.design import (
     accumulate,
     profile_of_request,
 )
-from optimizer.calibration.fit import MIN_RATIO, Step, interval, solve
+from optimizer.calibration.fit import MIN_RATIO, Step, solve
 from optimizer.calibration.replay import (
     all_active,
     fidelity,
@@ -32,6 +32,7 @@ from optimizer.calibration.replay import (
     rebuilt,
     replay,
 )
+from optimizer.calibration.report import link_entries, profile_entries, ttft_pairs
 from optimizer.errors import InputFileError
 from optimizer.observations import Observations
 from optimizer.sim.engine import SimResult
@@ -41,7 +42,6 @@ DEFAULT_MIN_SAMPLES = 50
 DEFAULT_MAX_ITERATIONS = 10
 DAMPING = 0.5
 PATIENCE = 3  # iterations without a better replay before stopping
-PAIRS_IN_REPORT = 400  # sampled (observed, predicted) TTFT pairs for the dashboard's plot
 
 
 class NotEnoughData(InputFileError):
@@ -56,7 +56,9 @@ class CalibrationResult:
     report: dict[str, Any]
 
 
-def _theta(topology: Topology, links: tuple[int, ...]) -> np.ndarray:
+def parameters(topology: Topology, links: tuple[int, ...]) -> np.ndarray:
+    """θ of a fleet (design.Layout's order): 1/prefill rate, decode step and per-sequence
+    step per profile, in seconds, then the RTT of each link in `links`."""
     p = topology.profiles
     return np.concatenate(
         [
@@ -140,7 +142,7 @@ def calibrate(
     free = np.concatenate([np.tile(fitted_profiles, 3), np.ones(len(links), dtype=bool)])
     lower = np.full(layout.size, MIN_RATIO)
     lower[2 * layout.profiles : 3 * layout.profiles] = 0.0
-    nominal_theta = _theta(fleet, links)
+    nominal_theta = parameters(fleet, links)
     routes = Routes(fleet, observations, layout)
 
     theta = nominal_theta.copy()
@@ -194,125 +196,14 @@ def calibrate(
         "measured": int(measured.sum()),
         "min_samples": min_samples,
         "iterations": iterations,
-        "profiles": _profile_entries(
+        "profiles": profile_entries(
             fleet, calibrated, best_step, profile_samples, fitted_profiles, mean_batch
         ),
-        "links": _link_entries(fleet, calibrated, best_step, links, link_samples, min_samples),
+        "links": link_entries(fleet, calibrated, best_step, links, link_samples, min_samples),
         "unfitted_profiles": [labels[i] for i in np.flatnonzero(~fitted_profiles)],
         "fidelity": {"before": before, "after": after},
-        "ttft_pairs": _pairs(observations, before_ttft, predicted(result)[0]),
+        "ttft_pairs": ttft_pairs(observations, before_ttft, predicted(result)[0]),
         "wall_seconds": time.perf_counter() - started,
     }
     progress(1.0, "done")
     return CalibrationResult(topology=calibrated, report=report)
-
-
-def _value(
-    nominal: float,
-    fitted: float,
-    z_sd: tuple[float, float] | None,
-    samples: int,
-    invert: bool = False,
-) -> dict[str, Any]:
-    """One fitted value: nominal, fitted, its 95% interval (None when held) and samples."""
-    bounds: list[float | None] | None = None
-    if z_sd is not None:
-        lo, hi = interval(*z_sd)
-        z = z_sd[0]
-        if invert:  # a rate is 1/θ: its interval is the inverted interval of θ
-            bounds = [fitted * z / hi if hi > 0 else None, fitted * z / lo if lo > 0 else None]
-        else:
-            bounds = [fitted * lo / z, fitted * hi / z] if z > 0 else [0.0, fitted]
-    return {"nominal": nominal, "fitted": fitted, "interval": bounds, "samples": samples}
-
-
-def _profile_entries(
-    fleet: Topology,
-    calibrated: Topology,
-    step: Step | None,
-    samples: np.ndarray,
-    fitted: np.ndarray,
-    mean_batch: np.ndarray,
-) -> list[dict[str, Any]]:
-    n = len(fleet.profiles)
-    entries = []
-    for i, (old, new) in enumerate(zip(fleet.profiles, calibrated.profiles, strict=True)):
-        use = step if fitted[i] else None
-        count = int(samples[i])
-
-        def zsd(j: int, use: Step | None = use) -> tuple[float, float] | None:
-            return None if use is None else (float(use.z[j]), float(use.sd[j]))
-
-        entries.append(
-            {
-                "model": old.model,
-                "accelerator": old.accelerator,
-                "status": "fitted" if use is not None else "insufficient_data",
-                "samples": count,
-                # The decode terms are measured around this batch size: step + per_seq * batch
-                # is well determined there even when per_seq alone is not (docs/twin.md).
-                "mean_decode_batch": round(float(mean_batch[i]), 3),
-                "values": {
-                    "prefill_tokens_per_s": _value(
-                        old.prefill_tokens_per_s, new.prefill_tokens_per_s, zsd(i), count, True
-                    ),
-                    "decode_step_ms": _value(
-                        old.decode_step_ms, new.decode_step_ms, zsd(n + i), count
-                    ),
-                    "decode_step_ms_per_seq": _value(
-                        old.decode_step_ms_per_seq,
-                        new.decode_step_ms_per_seq,
-                        zsd(2 * n + i),
-                        count,
-                    ),
-                },
-            }
-        )
-    return entries
-
-
-def _link_entries(
-    fleet: Topology,
-    calibrated: Topology,
-    step: Step | None,
-    links: tuple[int, ...],
-    samples: np.ndarray,
-    min_samples: int,
-) -> list[dict[str, Any]]:
-    base = 3 * len(fleet.profiles)
-    place = {i: j for j, i in enumerate(links)}
-    entries = []
-    for i, (old, new) in enumerate(zip(fleet.links, calibrated.links, strict=True)):
-        j = place.get(i)
-        zsd = (
-            None
-            if j is None or step is None
-            else (float(step.z[base + j]), float(step.sd[base + j]))
-        )
-        entries.append(
-            {
-                "a": old.a,
-                "b": old.b,
-                "status": "fitted"
-                if zsd is not None
-                else ("insufficient_data" if samples[i] < min_samples else "not_fitted"),
-                "samples": int(samples[i]),
-                "values": {"rtt_ms": _value(old.rtt_ms, new.rtt_ms, zsd, int(samples[i]))},
-            }
-        )
-    return entries
-
-
-def _pairs(observations: Observations, before: np.ndarray, after: np.ndarray) -> list[list[float]]:
-    """Up to PAIRS_IN_REPORT [observed, before, after] TTFTs in ms, evenly over the requests."""
-    use = np.flatnonzero(observations.measured & np.isfinite(before) & np.isfinite(after))
-    if use.size > PAIRS_IN_REPORT:
-        use = use[np.linspace(0, use.size - 1, PAIRS_IN_REPORT).astype(np.int64)]
-    return [
-        [
-            round(float(observations.ttft_s[i]) * 1e3, 3),
-            round(float(before[i]) * 1e3, 3),
-            round(float(after[i]) * 1e3, 3),
-        ]
-        for i in use
-    ]

@@ -152,3 +152,50 @@ def test_a_bad_line_names_file_and_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert _calibrate(tmp_path, observations) == 2
     assert f"error: {observations}:7: field 'ok'" in capsys.readouterr().err
     assert not (tmp_path / "calibrated.yaml").exists()
+
+
+def test_the_true_parameters_are_a_fixed_point_of_replay_and_solve(tmp_path: Path) -> None:
+    """Replaying at the truth and solving the system read off that replay gives the truth
+    back: the equations of optimizer/calibration/design.py are exact (docs/twin.md)."""
+    import numpy as np
+
+    from optimizer.calibration.design import Layout, Routes, accumulate
+    from optimizer.calibration.fit import solve
+    from optimizer.calibration.replay import all_active, replay
+    from optimizer.calibration.run import parameters
+    from optimizer.observations import load_observations
+
+    observations = tmp_path / "obs.jsonl"
+    _simulate(observations, topology=TRUTH, limit=1500)
+    nominal, truth = all_active(load_topology(FLEET_DEMO)), all_active(load_topology(TRUTH))
+    loaded = load_observations(observations, nominal)
+    layout = Layout(profiles=len(nominal.profiles), links=())
+    true_theta = parameters(truth, ())
+    eq = accumulate(
+        truth, replay(truth, loaded), loaded, true_theta, layout, Routes(nominal, loaded, layout)
+    )
+    served = np.array(
+        [p.model != "llama-3.1-70b" or p.accelerator == "h100" for p in nominal.profiles]
+    )
+    free = np.tile(served, 3)
+    step = solve(eq, true_theta, free, np.zeros(layout.size))
+    assert np.allclose(step.z[free], 1.0, atol=1e-4)
+    assert step.rss < 1e-6 * eq.rows
+
+
+def test_link_rtts_are_fitted_on_request(
+    calibrated: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    directory, report = calibrated
+    assert {link["status"] for link in report["links"]} <= {"not_fitted", "insufficient_data"}
+    assert _calibrate(tmp_path, directory / "obs.jsonl", "--fit-links") == 0
+    links = json.loads((tmp_path / "report.json").read_text())["links"]
+    fitted = [link for link in links if link["status"] == "fitted"]
+    assert len(fitted) >= 10
+    # The truth's RTTs are the nominal ones; long links come back within 5% (short ones,
+    # a few ms, trade a millisecond with queue waits: docs/twin.md).
+    for link in fitted:
+        rtt = link["values"]["rtt_ms"]
+        if rtt["nominal"] >= 50:
+            assert rtt["fitted"] == pytest.approx(rtt["nominal"], rel=0.05)
+        assert rtt["samples"] == link["samples"] >= 50
