@@ -36,6 +36,9 @@ TRACE_SUFFIXES = (".csv", ".jsonl")
 # The public traces shipped with the package; data/traces/README.md names their sources.
 SHIPPED_TRACES = Path(__file__).resolve().parent / "data" / "traces"
 _AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
+# The decision API's bound on prompt and output tokens (console/placement/api/bodies.py): far
+# beyond any context window, and it keeps a hostile line from asking for 10**100 tokens.
+MAX_TOKENS = 10_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +71,8 @@ def _count(value: object, field: str, where: str, *, text: bool = True) -> int:
         ) from None
     if number < 0:
         raise ValueError(f"{where}: field '{field}': must not be negative, got {number}")
+    if number > MAX_TOKENS:
+        raise ValueError(f"{where}: field '{field}': must be at most {MAX_TOKENS}, got {number}")
     return number
 
 

@@ -123,6 +123,7 @@ def test_an_unknown_name_in_a_trace_names_file_and_line(
         ({"e2e_ms": 1.0, "ttft_ms": 2.0}, "field 'e2e_ms': must not be less than ttft_ms"),
         ({"ok": "yes"}, "field 'ok': expected true or false"),
         ({"ok": None}, "field 'ok': expected true or false"),
+        ({"input_length": 10**100}, "field 'input_length': must be at most 10000000"),
     ],
 )
 def test_a_bad_observation_names_file_and_line(
