@@ -353,4 +353,6 @@ LOCUS_DEMO_TRUTH_TOPOLOGY: str = env.str(
     "LOCUS_DEMO_TRUTH_TOPOLOGY",
     default=str(BASE_DIR / "optimizer" / "topologies" / "fleet-demo-truth.yaml"),
 )
+# demo_prepare schedules a calibration of the demo's first minutes of recorded traffic.
+LOCUS_DEMO_CALIBRATION_MINUTES: float = env.float("LOCUS_DEMO_CALIBRATION_MINUTES", default=20.0)
 LOCUS_DEMO_TRAINING_TIMESTEPS: int = env.int("LOCUS_DEMO_TRAINING_TIMESTEPS", default=50_000)

@@ -31,15 +31,21 @@ PROGRESS_INTERVAL_S = 1.0
 
 
 def calibration_start(
-    *, since: datetime, until: datetime, min_samples: int, requested_by: Identity
+    *,
+    since: datetime,
+    until: datetime,
+    min_samples: int,
+    requested_by: Identity,
+    after_s: float = 0.0,
 ) -> CalibrationRun:
-    """Queue a calibration over the traffic recorded in [since, until)."""
+    """Queue a calibration over the traffic recorded in [since, until), to run `after_s`
+    seconds from now (a window still to come: the demo's first calibration)."""
     from console.twin.tasks import run_calibration
 
     run = CalibrationRun.objects.create(
         since=since, until=until, min_samples=min_samples, requested_by_name=requested_by.name
     )
-    transaction.on_commit(lambda: run_calibration.delay(run.pk))
+    transaction.on_commit(lambda: run_calibration.apply_async((run.pk,), countdown=after_s or None))
     return run
 
 
