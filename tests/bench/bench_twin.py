@@ -31,7 +31,34 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
+# This checkout's packages, in this process and its children, whatever the virtualenv's
+# editable install points at.
+sys.path.insert(0, str(REPO))
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p
+)
 BATCH = 20_000
+# GET /api/v1/observations served the way the ASGI server serves it (Django's AsyncClient
+# runs the ASGI handler in process), read chunk by chunk and counted, in a child process.
+ASGI_STREAM = """
+import django
+django.setup()
+from asgiref.sync import async_to_sync
+from django.contrib.auth.models import Group, User
+from django.test import AsyncClient
+user, _ = User.objects.get_or_create(username="bench-viewer")
+user.groups.add(Group.objects.get_or_create(name="viewer")[0])
+client = AsyncClient()
+async def stream():
+    await client.aforce_login(user)
+    response = await client.get("/api/v1/observations", {{"since": "{since}", "until": "{until}"}})
+    assert response.status_code == 200, (response.status_code, response.content[:300])
+    lines = 0
+    async for chunk in response.streaming_content:
+        lines += chunk.count(b"\\n")
+    return lines
+print(async_to_sync(stream)())
+"""
 
 
 def _child(args: list[str], env: dict[str, str]) -> tuple[float, int]:
@@ -141,12 +168,19 @@ def bench_export(rows: int, workdir: Path) -> None:
     # The child's start (Django, imports) costs the same in both runs; the difference is the
     # streaming rate itself.
     print(f"export: marginal rate {(large - small) / (t_large - t_small):,.0f} rows/s")
+    until = start + timedelta(milliseconds=10 * rows)
+    script = ASGI_STREAM.format(since=start.isoformat(), until=until.isoformat())
+    # The test client's host name, allowed for this child only.
+    seconds, peak = _child([PYTHON, "-c", script], env | {"ALLOWED_HOSTS": "testserver"})
+    print(
+        f"api (ASGI): {rows:,} observations streamed by GET /api/v1/observations in "
+        f"{seconds:.1f} s = {rows / seconds:,.0f} rows/s, peak RSS {peak} MiB"
+    )
 
 
 def _trace(path: Path, requests: int) -> None:
     """The Azure conversation trace repeated end to end up to `requests` requests (Mooncake
     JSONL; each repetition gets block ids of its own)."""
-    sys.path.insert(0, str(REPO))
     from optimizer.traces import load_trace
 
     base = load_trace(REPO / "optimizer" / "data" / "traces" / "azure_llm_2023_conv.csv")

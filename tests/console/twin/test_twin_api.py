@@ -217,3 +217,39 @@ def test_a_proposal_over_changed_values_is_refused(demo_engine: Any, client_for:
     assert answer.status_code == 409
     assert answer.json()["errors"]["profiles"] == ["llama-3.1-8b@h100.prefill_tokens_per_s"]
     assert not ProposalDecision.objects.exists()
+
+
+def test_an_asgi_server_gets_the_observations_streamed_chunk_by_chunk(
+    demo_engine: Any, client_for: Any
+) -> None:
+    """Under ASGI the body is an async iterator: Django would read a synchronous one whole
+    into memory before sending a byte (StreamingHttpResponse.__aiter__)."""
+    import warnings
+
+    from asgiref.sync import async_to_sync
+    from django.contrib.auth.models import Group, User
+    from django.test import AsyncClient
+
+    _record(client_for, demo_engine, 3)
+    user = User.objects.create_user("asgi-viewer")
+    user.groups.add(Group.objects.get_or_create(name="viewer")[0])
+    client = AsyncClient()
+    now = datetime.now(UTC)
+    window = {
+        "since": (now - timedelta(minutes=5)).isoformat(),
+        "until": (now + timedelta(minutes=5)).isoformat(),
+    }
+
+    async def fetch() -> tuple[Any, bytes]:
+        await client.aforce_login(user)
+        response = await client.get("/api/v1/observations", window)
+        body = b"".join([chunk async for chunk in response.streaming_content])
+        return response, body
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "must consume synchronous iterators" would raise
+        response, body = async_to_sync(fetch)()
+    assert response.status_code == 200 and response.is_async
+    synchronous = client_for("viewer").get("/api/v1/observations", window)
+    assert body == b"".join(synchronous.streaming_content)
+    assert len(body.splitlines()) == 3
