@@ -1,18 +1,18 @@
-import { useMemo, useState } from "react";
+import { useMemo } from "react";
 import { useSearchParams } from "react-router";
 
-import { decideProposal, listCalibrationRuns, startCalibration } from "../api/ops";
+import { listCalibrationRuns } from "../api/ops";
 import type { CalibrationRun } from "../api/types";
 import { useCan } from "../auth/session";
 import { Badge, ProgressBar } from "../components/Badge";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorBanner } from "../components/ErrorBanner";
-import { FormPanel, useSubmit } from "../components/FormPanel";
 import { ScatterChart } from "../components/ScatterChart";
 import { useAsync } from "../hooks/useAsync";
 import { useInterval } from "../hooks/useInterval";
 import { dateTime, percent, shortDateTime } from "../lib/format";
 import { useLiveEvent } from "../live/context";
+import { Proposal, StartForm } from "../twin/forms";
 import {
   PROFILE_FIELDS,
   fidelityRows,
@@ -28,40 +28,6 @@ const FIELD_LABELS: Record<(typeof PROFILE_FIELDS)[number], string> = {
   decode_step_ms: "step ms",
   decode_step_ms_per_seq: "per-seq ms",
 };
-
-function StartForm({ onStarted }: { onStarted: (run: CalibrationRun) => void }) {
-  const [hours, setHours] = useState("1");
-  const [minSamples, setMinSamples] = useState("");
-  const state = useSubmit(
-    () =>
-      startCalibration({
-        hours: Number(hours),
-        ...(minSamples ? { min_samples: Number(minSamples) } : {}),
-      }),
-    onStarted,
-  );
-  return (
-    <FormPanel
-      title="Calibrate against recorded traffic"
-      submitLabel="Start calibration"
-      state={state}
-      extra={
-        <span className="small muted">
-          Replays the window’s decisions on the nodes that served them and fits each profile to the observed latencies.
-        </span>
-      }
-    >
-      <label className="field">
-        <span>Last hours</span>
-        <input type="number" min={0.01} step="any" value={hours} onChange={(e) => setHours(e.target.value)} />
-      </label>
-      <label className="field">
-        <span>Min samples per profile</span>
-        <input type="number" min={1} placeholder="server default" value={minSamples} onChange={(e) => setMinSamples(e.target.value)} />
-      </label>
-    </FormPanel>
-  );
-}
 
 function number(value: number): string {
   if (!Number.isFinite(value)) return "—";
@@ -148,33 +114,6 @@ function Profiles({ run }: { run: CalibrationRun }) {
       </tbody>
     </table>
     </div>
-  );
-}
-
-function Proposal({ run, onDecided }: { run: CalibrationRun; onDecided: () => void }) {
-  const canDecide = useCan("calibrate");
-  const [reason, setReason] = useState("");
-  const [verb, setVerb] = useState<"apply" | "discard">("apply");
-  const state = useSubmit(() => decideProposal(run.id, verb, reason), onDecided);
-  if (run.proposal !== "pending") return null;
-  return (
-    <section aria-label="Proposal" data-testid="proposal">
-      <h3 className="section-title">Proposal: {run.changes.length} profile values</h3>
-      {canDecide ? (
-        <form onSubmit={state.submit} className="button-row">
-          <input aria-label="Reason" placeholder="Reason (kept in the audit trail)" value={reason} onChange={(e) => setReason(e.target.value)} />
-          <button type="submit" className="button primary" disabled={state.busy} onClick={() => setVerb("apply")}>
-            Apply to inventory
-          </button>
-          <button type="submit" className="button ghost" disabled={state.busy} onClick={() => setVerb("discard")}>
-            Discard
-          </button>
-          <ErrorBanner error={state.error} />
-        </form>
-      ) : (
-        <p className="muted small">An operator applies or discards it.</p>
-      )}
-    </section>
   );
 }
 
