@@ -61,11 +61,12 @@ print(async_to_sync(stream)())
 """
 
 
-def _child(args: list[str], env: dict[str, str]) -> tuple[float, int]:
-    """Run a child to completion; its wall seconds and peak RSS in MiB."""
+def _child(args: list[str], env: dict[str, str], out: Path | None = None) -> tuple[float, int]:
+    """Run a child to completion (its stdout into `out`); its wall seconds and peak RSS in MiB."""
     started = time.perf_counter()
-    process = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
+    with open(out or os.devnull, "w") as stdout:
+        process = subprocess.Popen(args, cwd=REPO, env=env, stdout=stdout)
+        _, status, usage = os.wait4(process.pid, 0)
     if status:
         raise SystemExit(f"{args[:4]} failed with status {status}")
     return time.perf_counter() - started, usage.ru_maxrss // 1024
@@ -171,10 +172,14 @@ def bench_export(rows: int, workdir: Path) -> None:
     until = start + timedelta(milliseconds=10 * rows)
     script = ASGI_STREAM.format(since=start.isoformat(), until=until.isoformat())
     # The test client's host name, allowed for this child only.
-    seconds, peak = _child([PYTHON, "-c", script], env | {"ALLOWED_HOSTS": "testserver"})
+    counted = workdir / "asgi-lines.txt"
+    seconds, peak = _child(
+        [PYTHON, "-c", script], env | {"ALLOWED_HOSTS": "testserver"}, out=counted
+    )
+    lines = int(counted.read_text())
     print(
-        f"api (ASGI): {rows:,} observations streamed by GET /api/v1/observations in "
-        f"{seconds:.1f} s = {rows / seconds:,.0f} rows/s, peak RSS {peak} MiB"
+        f"api (ASGI): {lines:,} observations streamed by GET /api/v1/observations in "
+        f"{seconds:.1f} s = {lines / seconds:,.0f} rows/s, peak RSS {peak} MiB"
     )
 
 
