@@ -87,19 +87,21 @@ def training_execute(*, run_id: int) -> None:
     out = Path(settings.LOCUS_ARTIFACTS_DIR) / "training-runs" / str(run_id)
     out.mkdir(parents=True, exist_ok=True)
     config = run.config
-    # Recorded traffic as the trace and the calibrated fleet as the topology, when asked
-    # (docs/twin.md); the report names them and the twin's fidelity.
-    twin = twin_inputs(
-        recorded_hours=config.get("recorded_hours"),
-        calibration_run=config.get("calibration_run"),
-        out=out,
-    )
-    topology_path = out / "topology.yaml"
-    fleet = twin.topology or inventory_topology()
-    topology_path.write_text(dump_topology(fleet), encoding="utf-8")
-    TrainingRun.objects.filter(pk=run_id).update(status=JobStatus.RUNNING, artifact_dir=str(out))
     reporter = _Reporter(run_id)
     try:
+        # Recorded traffic as the trace and the calibrated fleet as the topology, when asked
+        # (docs/twin.md); the report names them and the twin's fidelity.
+        twin = twin_inputs(
+            recorded_hours=config.get("recorded_hours"),
+            calibration_run=config.get("calibration_run"),
+            out=out,
+        )
+        topology_path = out / "topology.yaml"
+        fleet = twin.topology or inventory_topology()
+        topology_path.write_text(dump_topology(fleet), encoding="utf-8")
+        TrainingRun.objects.filter(pk=run_id).update(
+            status=JobStatus.RUNNING, artifact_dir=str(out)
+        )
         result = train(
             TrainConfig(
                 topology=str(topology_path),

@@ -211,7 +211,8 @@ def twin_inputs(
     *, recorded_hours: float | None, calibration_run: int | None, out: Path
 ) -> TwinInputs:
     """Write the last `recorded_hours` of recorded traffic into `out` as a trace, and take the
-    calibrated fleet of `calibration_run` (a succeeded run); either may be None (not asked)."""
+    calibrated fleet of `calibration_run` (a succeeded run); either may be None (not asked).
+    Raises ValueError when the calibration run is gone or did not succeed."""
     data: dict[str, Any] = {}
     trace = None
     topology = None
@@ -231,7 +232,9 @@ def twin_inputs(
             "observations": count,
         }
     if calibration_run is not None:
-        run = CalibrationRun.objects.get(pk=calibration_run, status=RunStatus.SUCCEEDED)
+        run = CalibrationRun.objects.filter(pk=calibration_run, status=RunStatus.SUCCEEDED).first()
+        if run is None:
+            raise ValueError(f"calibration run {calibration_run} is gone or did not succeed")
         topology = parse_topology(run.calibrated_topology, f"calibration run {run.pk}")
         data["topology"] = {
             "kind": "calibrated fleet",

@@ -253,3 +253,25 @@ def test_an_asgi_server_gets_the_observations_streamed_chunk_by_chunk(
     synchronous = client_for("viewer").get("/api/v1/observations", window)
     assert body == b"".join(synchronous.streaming_content)
     assert len(body.splitlines()) == 3
+
+
+def test_a_training_run_whose_calibration_run_vanished_fails_with_the_reason(
+    demo_engine: Any,
+    client_for: Any,
+    django_capture_on_commit_callbacks: Any,
+    settings: Any,
+    tmp_path: Any,
+) -> None:
+    settings.LOCUS_ARTIFACTS_DIR = tmp_path
+    run = _pending_run()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        started = client_for("admin").post(
+            "/api/v1/training-runs", {"calibration_run": run.pk}, format="json"
+        )
+    assert started.status_code == 202, started.content
+    run.delete()
+    for callback in callbacks:
+        callback()
+    training = client_for("viewer").get(f"/api/v1/training-runs/{started.json()['id']}").json()
+    assert training["status"] == "failed"
+    assert "is gone or did not succeed" in training["error"]
