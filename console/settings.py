@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "console.live",
     "console.placement",
     "console.policies",
+    "console.twin",
     "console.demo",
     "console.gateway",
     "console.web",
@@ -433,6 +434,10 @@ LOCUS_TRAINING_INIT: str = env.str("LOCUS_TRAINING_INIT", default="generalist")
 # Replays of evaluations and training validations fan out as Celery tasks; one that no worker
 # finishes within this many seconds is run by the waiting task itself.
 LOCUS_REPLAY_TIMEOUT_S: float = env.float("LOCUS_REPLAY_TIMEOUT_S", default=1800.0)
+# The twin (docs/twin.md): the widest window of recorded traffic one export or calibration
+# may cover, and the measured requests a profile needs before calibration fits it.
+LOCUS_OBSERVATIONS_MAX_HOURS: float = env.float("LOCUS_OBSERVATIONS_MAX_HOURS", default=744.0)
+LOCUS_CALIBRATION_MIN_SAMPLES: int = env.int("LOCUS_CALIBRATION_MIN_SAMPLES", default=50)
 
 # -- the living demo (`make run`) ---------------------------------------------------------------
 # Not PORT: honcho gives every process of the Procfile its own PORT.
@@ -444,4 +449,12 @@ LOCUS_DEMO_EXPORTERS_PORT: int = env.int("LOCUS_DEMO_EXPORTERS_PORT", default=94
 LOCUS_DEMO_TRACE: str = env.str(
     "LOCUS_DEMO_TRACE", default=str(LOCUS_TRACES_DIR / "mooncake_synthetic.jsonl")
 )
+# How the demo fleet really behaves (docs/twin.md): profiles that differ from the inventory's
+# nominal fleet-demo.yaml, so calibrating on recorded traffic has something true to find.
+LOCUS_DEMO_TRUTH_TOPOLOGY: str = env.str(
+    "LOCUS_DEMO_TRUTH_TOPOLOGY",
+    default=str(BASE_DIR / "optimizer" / "topologies" / "fleet-demo-truth.yaml"),
+)
+# demo_prepare schedules a calibration of the demo's first minutes of recorded traffic.
+LOCUS_DEMO_CALIBRATION_MINUTES: float = env.float("LOCUS_DEMO_CALIBRATION_MINUTES", default=20.0)
 LOCUS_DEMO_TRAINING_TIMESTEPS: int = env.int("LOCUS_DEMO_TRAINING_TIMESTEPS", default=50_000)

@@ -16,6 +16,7 @@ api_v1 = [
     path("", include("telemetry.api.urls")),
     path("", include("console.placement.api.urls")),
     path("", include("console.policies.api.urls")),
+    path("", include("console.twin.api.urls")),
 ]
 
 urlpatterns = [

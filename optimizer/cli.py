@@ -1,4 +1,4 @@
-"""`python -m optimizer`: simulate, evaluate, list policies, benchmark the simulator.
+"""`python -m optimizer`: simulate, evaluate, calibrate, list policies, benchmark.
 
 Bad input files print `error: <message>` on stderr and exit with status 2, never a traceback.
 """
@@ -15,14 +15,16 @@ from typing import Any
 
 import numpy as np
 
+from optimizer.calibration.run import DEFAULT_MIN_SAMPLES
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation, utilisation_of_load
 from optimizer.decision import PlacementRequest
 from optimizer.errors import InputFileError
+from optimizer.observations import load_observations, simulated_observations, write_observations
 from optimizer.oracle import oracle_report
 from optimizer.policies import GENERALIST, POLICY_NAMES, load_policy
 from optimizer.report import build_report, format_table
 from optimizer.sim import ScheduledEvent, SimResult, TelemetryModel, load_schedule, simulate
-from optimizer.topology import Topology, load_topology
+from optimizer.topology import Topology, dump_topology, load_topology
 from optimizer.traces import SHIPPED_TRACES, draw_requests, load_trace
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -94,6 +96,46 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
         ) from exc
 
 
+def _write_observations(path: Path, result: SimResult, topology: Topology) -> None:
+    """One observation line per request (docs/contracts.md §5)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8") as out:
+            write_observations(out, simulated_observations(result, topology))
+    except OSError as exc:
+        raise InputFileError(str(path), [f"{path}: cannot write: {exc.strerror}"]) from exc
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from optimizer.calibration import calibrate
+
+    nominal = load_topology(args.topology)
+    observations = load_observations(args.observations, nominal, seed=args.seed)
+    result = calibrate(
+        nominal, observations, min_samples=args.min_samples, fit_links=args.fit_links
+    )
+    out = Path(args.out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(dump_topology(result.topology), encoding="utf-8")
+    except OSError as exc:
+        raise InputFileError(str(out), [f"{out}: cannot write: {exc.strerror}"]) from exc
+    _write_json(Path(args.report), result.report)
+    fid = result.report["fidelity"]
+    for when in ("before", "after"):
+        print(
+            f"{when:<7} TTFT median/p95 error {fid[when]['ttft']['median_abs_rel_error']:.1%}"
+            f" / {fid[when]['ttft']['p95_abs_rel_error']:.1%}, E2E"
+            f" {fid[when]['e2e']['median_abs_rel_error']:.1%}"
+            f" / {fid[when]['e2e']['p95_abs_rel_error']:.1%}"
+        )
+    unfitted = result.report["unfitted_profiles"]
+    if unfitted:
+        print(f"kept nominal (too little data): {', '.join(unfitted)}")
+    print(f"wrote {out} and {args.report}")
+    return 0
+
+
 def _policy_list(text: str) -> list[str]:
     names = [p.strip() for p in text.split(",") if p.strip()]
     if not names:
@@ -103,7 +145,7 @@ def _policy_list(text: str) -> list[str]:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     work = Workload(args)
-    report, _ = work.run(args.policy, args.seed, _progress())
+    report, result = work.run(args.policy, args.seed, _progress())
     report.update(
         trace=work.trace_name,
         load=work.load,
@@ -111,6 +153,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         seed=args.seed,
         telemetry_interval_s=args.telemetry_interval,
     )
+    if args.requests_out:
+        _write_observations(Path(args.requests_out), result, work.topology)
     if args.report:
         _write_json(Path(args.report), report)
     else:
@@ -376,7 +420,29 @@ def build_parser() -> argparse.ArgumentParser:
     _common(sim)
     sim.add_argument("--policy", required=True, help="built-in name or a train output dir")
     sim.add_argument("--report", help="write the JSON report here (default: stdout)")
+    sim.add_argument(
+        "--requests-out", help="write one observation per request here (JSONL, docs/twin.md)"
+    )
     sim.set_defaults(func=cmd_simulate)
+
+    cal = commands.add_parser(
+        "calibrate", help="fit the topology's profiles and link RTTs to observations"
+    )
+    cal.add_argument("--topology", required=True, help="the nominal topology YAML")
+    cal.add_argument("--observations", required=True, help="observations JSONL (docs/twin.md)")
+    cal.add_argument("--out", required=True, help="write the calibrated topology YAML here")
+    cal.add_argument("--report", required=True, help="write the JSON report here")
+    cal.add_argument(
+        "--min-samples",
+        type=_count,
+        default=DEFAULT_MIN_SAMPLES,
+        help="measured requests a profile or link needs to be fitted",
+    )
+    cal.add_argument(
+        "--fit-links", action="store_true", help="also fit the RTT of links with enough data"
+    )
+    cal.add_argument("--seed", type=_natural, default=0, help="seed for drawn sources/models")
+    cal.set_defaults(func=cmd_calibrate)
 
     ev = commands.add_parser("evaluate", help="compare policies on the same arrivals")
     _common(ev)

@@ -7,6 +7,11 @@ blocks). Azure traces have no prefix information, so each Azure request gets blo
 own (negative, so they never meet a Mooncake id) and nothing is shared between requests.
 Arrivals are made relative to the first request and sorted (stable), so any file in these
 formats replays, not only the two shipped ones.
+
+A JSONL line may also carry `source`, `model` and `slo` (and `site`, for a caller without a
+registered source): observations (docs/contracts.md §5, docs/twin.md) are traces that say who
+sent each request and which model it asked for. `draw_requests` takes those as given instead
+of drawing them, and refuses a name the topology does not know, naming the file and line.
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ import csv
 import json
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,6 +36,9 @@ TRACE_SUFFIXES = (".csv", ".jsonl")
 # The public traces shipped with the package; data/traces/README.md names their sources.
 SHIPPED_TRACES = Path(__file__).resolve().parent / "data" / "traces"
 _AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
+# The decision API's bound on prompt and output tokens (console/placement/api/bodies.py): far
+# beyond any context window, and it keeps a hostile line from asking for 10**100 tokens.
+MAX_TOKENS = 10_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +49,14 @@ class TraceRequest:
     prompt_tokens: int
     output_tokens: int
     hash_ids: tuple[int, ...]
+    # Given by an observations file (None: drawn). `slo_given` tells a given null SLO (no
+    # targets) from an absent one (the source's); `where` is "file:line", for errors.
+    source: str | None = None
+    site: str | None = None
+    model: str | None = None
+    slo: str | None = None
+    slo_given: bool = False
+    where: str = ""
 
 
 def _count(value: object, field: str, where: str, *, text: bool = True) -> int:
@@ -53,6 +71,8 @@ def _count(value: object, field: str, where: str, *, text: bool = True) -> int:
         ) from None
     if number < 0:
         raise ValueError(f"{where}: field '{field}': must not be negative, got {number}")
+    if number > MAX_TOKENS:
+        raise ValueError(f"{where}: field '{field}': must be at most {MAX_TOKENS}, got {number}")
     return number
 
 
@@ -112,11 +132,13 @@ def _read_azure(path: Path, limit: int | None) -> list[TraceRequest]:
     return rows
 
 
-def _read_mooncake(path: Path, limit: int | None) -> list[TraceRequest]:
-    rows: list[TraceRequest] = []
+def json_lines(path: Path, limit: int | None = None) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each non-blank line of a JSONL file as an object with its "file:line" (up to `limit`);
+    raise ValueError naming the line of one that is not a JSON object."""
+    count = 0
     with path.open(encoding="utf-8-sig") as handle:
         for number, line in enumerate(handle, start=1):
-            if limit is not None and len(rows) >= limit:
+            if limit is not None and count >= limit:
                 break
             if not line.strip():
                 continue
@@ -125,33 +147,58 @@ def _read_mooncake(path: Path, limit: int | None) -> list[TraceRequest]:
                 item = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{where}: malformed JSON: {exc.msg}") from None
+            except RecursionError:
+                raise ValueError(f"{where}: malformed JSON: nested too deeply") from None
             if not isinstance(item, dict):
                 raise ValueError(f"{where}: expected a JSON object")
-            for field in ("timestamp", "input_length", "output_length"):
-                if field not in item:
-                    raise ValueError(f"{where}: field '{field}' is missing")
-            stamp = item["timestamp"]
-            if (
-                isinstance(stamp, bool)
-                or not isinstance(stamp, int | float)
-                or not math.isfinite(stamp)
-                or stamp < 0
-            ):
-                raise ValueError(f"{where}: field 'timestamp': expected milliseconds >= 0")
-            hashes = item.get("hash_ids", [])
-            if not isinstance(hashes, list) or not all(
-                isinstance(h, int) and not isinstance(h, bool) for h in hashes
-            ):
-                raise ValueError(f"{where}: field 'hash_ids': expected a list of integers")
-            rows.append(
-                TraceRequest(
-                    stamp / 1000.0,
-                    _count(item["input_length"], "input_length", where, text=False),
-                    _count(item["output_length"], "output_length", where, text=False),
-                    tuple(hashes),
-                )
-            )
-    return rows
+            count += 1
+            yield item, where
+
+
+def mooncake_request(item: dict[str, Any], where: str) -> TraceRequest:
+    """One Mooncake JSONL object as an arrival (milliseconds to seconds, not yet relative)."""
+    for field in ("timestamp", "input_length", "output_length"):
+        if field not in item:
+            raise ValueError(f"{where}: field '{field}' is missing")
+    stamp = item["timestamp"]
+    if (
+        isinstance(stamp, bool)
+        or not isinstance(stamp, int | float)
+        or not math.isfinite(stamp)
+        or stamp < 0
+    ):
+        raise ValueError(f"{where}: field 'timestamp': expected milliseconds >= 0")
+    hashes = item.get("hash_ids", [])
+    if not isinstance(hashes, list) or not all(
+        isinstance(h, int) and not isinstance(h, bool) for h in hashes
+    ):
+        raise ValueError(f"{where}: field 'hash_ids': expected a list of integers")
+    return TraceRequest(
+        stamp / 1000.0,
+        _count(item["input_length"], "input_length", where, text=False),
+        _count(item["output_length"], "output_length", where, text=False),
+        tuple(hashes),
+        source=_name(item, "source", where),
+        site=_name(item, "site", where),
+        model=_name(item, "model", where),
+        slo=_name(item, "slo", where),
+        slo_given="slo" in item,
+        where=where,
+    )
+
+
+def _read_mooncake(path: Path, limit: int | None) -> list[TraceRequest]:
+    return [mooncake_request(item, where) for item, where in json_lines(path, limit)]
+
+
+def _name(item: dict[str, Any], field: str, where: str) -> str | None:
+    """An optional name field: absent or null is None, anything but a string is an error."""
+    value = item.get(field)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{where}: field '{field}': expected a name, got {value!r}")
+    return value
 
 
 def load_trace(
@@ -180,10 +227,7 @@ def load_trace(
         raise InputFileError(str(p), [f"{p}: the trace has no requests"])
     start = min(r.arrival_s for r in rows)
     rows.sort(key=lambda r: r.arrival_s)
-    return [
-        TraceRequest((r.arrival_s - start) / load, r.prompt_tokens, r.output_tokens, r.hash_ids)
-        for r in rows
-    ]
+    return [replace(r, arrival_s=(r.arrival_s - start) / load) for r in rows]
 
 
 def _probabilities(shares: np.ndarray) -> np.ndarray:
@@ -197,8 +241,11 @@ def draw_requests(
     trace: list[TraceRequest], topology: Topology, seed: int
 ) -> list[PlacementRequest]:
     """Give each arrival a source (by `sources` share) and a model (by `workload` share), both
-    drawn with the run's seed (docs/contracts.md §2). A topology without sources sends every request
-    from its first site with no SLO."""
+    drawn with the run's seed (docs/contracts.md §2), unless the trace line gives them (an
+    observations file): then they are taken as given, and an unknown name raises
+    InputFileError naming the file and line. The draws are made for every arrival either way,
+    so a plain trace gets the same sources and models as before. A topology without sources
+    sends every request from its first site with no SLO."""
     rng = np.random.default_rng(seed)
     n = len(trace)
     if topology.sources:
@@ -210,13 +257,28 @@ def draw_requests(
     weights = np.array([share for _, share in model_shares], dtype=np.float64)
     model_idx = rng.choice(len(weights), size=n, p=_probabilities(weights))
     requests = []
+    problems: list[str] = []
+    bad_file = ""
     for i, item in enumerate(trace):
         model = model_shares[int(model_idx[i])][0]
+        site: str
+        slo: str | None
+        name: str | None
         if topology.sources:
             source = topology.sources[int(source_idx[i])]
             site, slo, name = source.site, source.slo, source.name
         else:
             site, slo, name = topology.sites[0].name, None, None
+        given = _given(item, topology)
+        if isinstance(given, str):
+            problems.append(given)
+            bad_file = item.where.rsplit(":", 1)[0]
+            continue
+        model = given.get("model") or model
+        if "site" in given:
+            site, name = given["site"] or site, given["source"]
+        if "slo" in given:
+            slo = given["slo"]
         requests.append(
             placement_request(
                 topology,
@@ -229,4 +291,33 @@ def draw_requests(
                 source=name,
             )
         )
+    if problems:
+        # Every bad line at once (up to a screenful), as the topology loader reports.
+        raise InputFileError(bad_file, problems[:20])
     return requests
+
+
+def _given(item: TraceRequest, topology: Topology) -> dict[str, str | None] | str:
+    """The names a trace line gives, checked against the topology; a problem as a string.
+
+    `site` without `source` is a caller without a registered source (the decision API's
+    `site`); a given source brings its site and, unless `slo` is given too, its SLO."""
+    given: dict[str, str | None] = {}
+    if item.model is not None:
+        if item.model not in topology.model_by_name:
+            return f"{item.where}: field 'model': unknown model {item.model!r}"
+        given["model"] = item.model
+    if item.source is not None:
+        source = topology.source_by_name.get(item.source)
+        if source is None:
+            return f"{item.where}: field 'source': unknown source {item.source!r}"
+        given.update(source=source.name, site=source.site, slo=source.slo)
+    elif item.site is not None:
+        if item.site not in topology.site_by_name:
+            return f"{item.where}: field 'site': unknown site {item.site!r}"
+        given.update(source=None, site=item.site, slo=None)
+    if item.slo_given:
+        if item.slo is not None and item.slo not in topology.slo_by_name:
+            return f"{item.where}: field 'slo': unknown SLO {item.slo!r}"
+        given["slo"] = item.slo
+    return given

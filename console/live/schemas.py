@@ -80,6 +80,13 @@ class TrainingProgressEvent(_Event):
     message: str = ""
 
 
+class CalibrationProgressEvent(_Event):
+    run_id: int
+    status: str
+    progress: float
+    message: str = ""
+
+
 class PolicyTransitionEvent(_Event):
     version_id: int
     name: str
@@ -99,6 +106,7 @@ EVENT_SCHEMAS: dict[str, type[_Event]] = {
     "breach": BreachEvent,
     "breaker": BreakerEventSchema,
     "training.progress": TrainingProgressEvent,
+    "calibration.progress": CalibrationProgressEvent,
     "policy.transition": PolicyTransitionEvent,
 }
 

@@ -12,6 +12,8 @@ class DecisionRecord(models.Model):
     policy would have picked. The outcome fields are filled when the caller reports back.
     `receipt` says why (`console.placement.receipts`): the top candidates with their scores
     and estimates, and the rejected nodes counted by reason.
+    `prefix_hashes` are the ids of the prompt's 512-token blocks as the caller sent them (never
+    prompt text): with the outcome they make the record an observation (docs/twin.md).
     """
 
     id = models.CharField(primary_key=True, max_length=32)
@@ -31,6 +33,7 @@ class DecisionRecord(models.Model):
     node = models.CharField(max_length=200, db_index=True)
     node_site = models.CharField(max_length=100)
     fallbacks = models.JSONField(default=list)
+    prefix_hashes = models.JSONField(default=list, blank=True)
     policy_name = models.CharField(max_length=100)
     policy_version = models.CharField(max_length=100)
     arm = models.CharField(max_length=16, default="active")

@@ -114,6 +114,7 @@ def training_execute(*, run_id: int) -> None:
     """The worker's side: train, then register the artifact as a candidate version."""
     from console.inventory.selectors import inventory_topology
     from console.policies.services import policy_register
+    from console.twin.services import twin_inputs
     from optimizer.rl.train import TrainConfig, train
     from optimizer.topology import dump_topology
 
@@ -122,9 +123,6 @@ def training_execute(*, run_id: int) -> None:
         return  # redelivered after it finished
     out = Path(settings.LOCUS_ARTIFACTS_DIR) / "training-runs" / str(run_id)
     out.mkdir(parents=True, exist_ok=True)
-    topology_path = out / "topology.yaml"
-    topology_path.write_text(dump_topology(inventory_topology()), encoding="utf-8")
-    TrainingRun.objects.filter(pk=run_id).update(status=JobStatus.RUNNING, artifact_dir=str(out))
     config = run.config
     reporter = _Reporter(run_id)
     replays = count()
@@ -136,10 +134,23 @@ def training_execute(*, run_id: int) -> None:
 
     init = config.get("init", "imitation")
     try:
+        # Recorded traffic as the trace and the calibrated fleet as the topology, when asked
+        # (docs/twin.md); the report names them and the twin's fidelity.
+        twin = twin_inputs(
+            recorded_hours=config.get("recorded_hours"),
+            calibration_run=config.get("calibration_run"),
+            out=out,
+        )
+        topology_path = out / "topology.yaml"
+        fleet = twin.topology or inventory_topology()
+        topology_path.write_text(dump_topology(fleet), encoding="utf-8")
+        TrainingRun.objects.filter(pk=run_id).update(
+            status=JobStatus.RUNNING, artifact_dir=str(out)
+        )
         result = train(
             TrainConfig(
                 topology=str(topology_path),
-                trace=config["trace"],
+                trace=twin.trace or config["trace"],
                 out=str(out),
                 init=None if init == "imitation" else init,
                 timesteps=int(config.get("timesteps", settings.LOCUS_TRAINING_TIMESTEPS)),
@@ -203,6 +214,7 @@ def training_execute(*, run_id: int) -> None:
                 "below_baseline": result.below_baseline,
                 "evaluation": result.evaluation,
                 "wall_seconds": result.wall_seconds,
+                **({"data": twin.data} if twin.data else {}),
             },
             below_baseline=result.below_baseline,
             metrics=reporter.metrics,

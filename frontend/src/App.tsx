@@ -13,6 +13,7 @@ import NotFound from "./pages/NotFound";
 import Policies from "./pages/Policies";
 import SlosBreaches from "./pages/SlosBreaches";
 import TrainingRuns from "./pages/TrainingRuns";
+import Twin from "./pages/Twin";
 
 // Every path here is also served index.html by Django's SPA view (console/web).
 const router = createBrowserRouter([
@@ -26,6 +27,7 @@ const router = createBrowserRouter([
       { path: "slos", element: <SlosBreaches /> },
       { path: "policies", element: <Policies /> },
       { path: "training", element: <TrainingRuns /> },
+      { path: "twin", element: <Twin /> },
       { path: "inventory/:kind?", element: <Inventory /> },
       { path: "keys", element: <ApiKeys /> },
       { path: "*", element: <NotFound /> },

@@ -61,6 +61,11 @@ EXPECTED: dict[str, dict[str, frozenset[str]]] = {
     "policytransition-list": {"GET": R},
     "trainingrun-list": {"GET": R, "POST": A},
     "trainingrun-detail": {"GET": R},
+    "observations": {"GET": R},
+    "calibrationrun-list": {"GET": R, "POST": W},
+    "calibrationrun-detail": {"GET": R},
+    "calibrationrun-apply": {"POST": W},
+    "calibrationrun-discard": {"POST": W},
     **{
         f"policyversion-{verb}": {"POST": A}
         for verb in ("approve", "shadow", "canary", "promote", "rollback", "evaluate")
@@ -159,9 +164,12 @@ def _recorded_decision() -> str:
 def test_route_answers_each_persona_as_the_table_says(
     name: str, fleet: Any, client_for: Any
 ) -> None:
+    from django.utils import timezone
+
     from console.access.services import api_key_create
     from console.inventory.models import Link, Profile, WorkloadShare
     from console.policies.models import PolicyVersion, TrainingRun
+    from console.twin.models import CalibrationRun
 
     ids = {
         "site": "muc-edge",
@@ -182,6 +190,11 @@ def test_route_answers_each_persona_as_the_table_says(
             ).pk
         ),
         "trainingrun": str(TrainingRun.objects.create().pk),
+        "calibrationrun": str(
+            CalibrationRun.objects.create(
+                since=timezone.now(), until=timezone.now(), min_samples=1, requested_by_name="x"
+            ).pk
+        ),
     }
     url = _url_for(name, ids)
     clients = {role: client_for(role) for role in (None, *ROLES)}

@@ -106,7 +106,8 @@ class DecisionRecordSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = DecisionRecord
-        fields = "__all__"
+        # Block hashes are for observations (GET /api/v1/observations), not decision lists.
+        exclude = ["prefix_hashes"]
 
 
 MAX_SERIES_RANGE = timedelta(days=7)

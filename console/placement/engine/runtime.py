@@ -323,6 +323,7 @@ def _record_row(d: Decision) -> dict[str, Any]:
         "node": d.node,
         "node_site": d.site,
         "fallbacks": d.fallbacks,
+        "prefix_hashes": list(r.prefix_hashes),
         "policy_name": d.policy.name,
         "policy_version": d.policy.version,
         "arm": d.arm,

@@ -37,7 +37,7 @@ def write_to_database(records: list[dict[str, Any]], outcomes: list[dict[str, An
 
 
 # The columns a new record sets (the outcome columns stay NULL until reported); the keys of
-# runtime._record_row. `fallbacks` and `receipt` are the JSON columns.
+# runtime._record_row. `fallbacks`, `receipt` and `prefix_hashes` are the JSON columns.
 RECORD_COLUMNS = (
     "id",
     "created_at",
@@ -60,6 +60,7 @@ RECORD_COLUMNS = (
     "shadow_node",
     "latency_us",
     "receipt",
+    "prefix_hashes",
 )
 _TABLE = "placement_decisionrecord"
 _COLUMNS_SQL = ", ".join(RECORD_COLUMNS)
@@ -67,6 +68,7 @@ _COLUMNS_SQL = ", ".join(RECORD_COLUMNS)
 
 _FALLBACKS = RECORD_COLUMNS.index("fallbacks")
 _RECEIPT = RECORD_COLUMNS.index("receipt")
+_PREFIX_HASHES = RECORD_COLUMNS.index("prefix_hashes")
 _CREATED_AT = RECORD_COLUMNS.index("created_at")
 
 
@@ -74,6 +76,7 @@ def _values(row: dict[str, Any]) -> list[Any]:
     values = [row[column] for column in RECORD_COLUMNS]
     values[_FALLBACKS] = json.dumps(row["fallbacks"])
     values[_RECEIPT] = json.dumps(row["receipt"])
+    values[_PREFIX_HASHES] = json.dumps(row["prefix_hashes"])
     return values
 
 
@@ -95,7 +98,7 @@ def _insert_postgresql(records: list[dict[str, Any]]) -> None:
         )
 
 
-# Rows per multi-row INSERT on SQLite: 45 x 21 parameters stays under the 999 that old SQLite
+# Rows per multi-row INSERT on SQLite: 45 x 22 parameters stays under the 999 that old SQLite
 # builds allow.
 SQLITE_ROWS_PER_STATEMENT = 45
 

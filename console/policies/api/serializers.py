@@ -257,6 +257,13 @@ class TrainingRunRequestSerializer(serializers.Serializer):
         help_text="Register the result as a candidate even when it validates below the best "
         "heuristic (otherwise such a run says so and registers nothing).",
     )
+    # The twin (docs/twin.md): train on recorded traffic and on a calibrated fleet.
+    recorded_hours = StrictFloatField(
+        required=False, min_value=0.01, help_text="Train on the traffic of the last N hours."
+    )
+    calibration_run = serializers.IntegerField(
+        required=False, min_value=1, help_text="Train on this calibration run's fleet."
+    )
     confirm = StrictBooleanField(
         required=False,
         default=False,
@@ -278,3 +285,17 @@ class TrainingRunRequestSerializer(serializers.Serializer):
                 }
             )
         return attrs
+
+    def validate_recorded_hours(self, value: float) -> float:
+        if value > settings.LOCUS_OBSERVATIONS_MAX_HOURS:
+            raise serializers.ValidationError(
+                f"At most {settings.LOCUS_OBSERVATIONS_MAX_HOURS:g} hours."
+            )
+        return value
+
+    def validate_calibration_run(self, value: int) -> int:
+        from console.twin.selectors import calibration_runs
+
+        if not calibration_runs().filter(pk=value, status="succeeded").exists():
+            raise serializers.ValidationError("No succeeded calibration run with this id.")
+        return value

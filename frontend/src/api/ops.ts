@@ -15,6 +15,8 @@ import type {
   Slo,
   Source,
   TrainingRun,
+  CalibrationRun,
+  ProposalDecision,
 } from "./types";
 
 type Query = Record<string, string | number | undefined>;
@@ -95,3 +97,14 @@ export const getBreakers = () =>
 /** GET /api/v1/series/fleet over [from, to) (RFC 3339). */
 export const getFleetSeries = (range: { from: string; to: string }) =>
   api.request<FleetSeries>("/api/v1/series/fleet", { query: range });
+export const listCalibrationRuns = () =>
+  api.request<Page<CalibrationRun>>("/api/v1/calibration-runs", { query: { limit: 50 } });
+
+export const startCalibration = (body: { hours: number; min_samples?: number }) =>
+  api.request<CalibrationRun>("/api/v1/calibration-runs", { method: "POST", body });
+
+export const decideProposal = (id: number, verb: "apply" | "discard", reason: string) =>
+  api.request<ProposalDecision>(`/api/v1/calibration-runs/${id}/${verb}`, {
+    method: "POST",
+    body: { reason },
+  });

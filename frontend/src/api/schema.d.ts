@@ -156,6 +156,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/calibration-runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Calibration runs over recorded traffic: viewers read, operators run and decide. */
+        get: operations["v1_calibration_runs_list"];
+        put?: never;
+        /** @description Queue a calibration of the inventory's fleet against the last `hours` of traffic. */
+        post: operations["v1_calibration_runs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calibration-runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Calibration runs over recorded traffic: viewers read, operators run and decide. */
+        get: operations["v1_calibration_runs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calibration-runs/{id}/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Set the inventory's profiles to the proposal's fitted values (audited). */
+        post: operations["v1_calibration_runs_apply_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calibration-runs/{id}/discard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Close the proposal without changing the inventory (audited). */
+        post: operations["v1_calibration_runs_discard_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/decisions": {
         parameters: {
             query?: never;
@@ -506,6 +575,26 @@ export interface paths {
         put?: never;
         /** @description Return the node to service. */
         post: operations["v1_nodes_uncordon_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/observations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Stream the decisions made in [since, until) (RFC 3339) with their outcomes, one
+         *     JSON object a line, in constant memory.
+         */
+        get: operations["v1_observations_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1263,6 +1352,13 @@ export interface components {
             /** @description The first few instance names skipped. */
             unknown_nodes: string[];
         };
+        /**
+         * @description * `pending` - Pending
+         *     * `applied` - Applied
+         *     * `discarded` - Discarded
+         * @enum {string}
+         */
+        ActionEnum: "pending" | "applied" | "discarded";
         ApiKey: {
             readonly id: number;
             name: string;
@@ -1288,6 +1384,8 @@ export interface components {
          * @enum {string}
          */
         ArmEnum: "active" | "canary";
+        /** @enum {unknown} */
+        BlankEnum: "";
         Breach: {
             readonly id: number;
             status: components["schemas"]["BreachStatusEnum"];
@@ -1323,6 +1421,41 @@ export interface components {
          * @enum {string}
          */
         BreachStatusEnum: "open" | "resolved";
+        /** @description Calibrate against the traffic recorded in the last `hours`. */
+        CalibrationRequestRequest: {
+            /** Format: double */
+            hours: number;
+            min_samples?: number;
+        };
+        CalibrationRun: {
+            readonly id: number;
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            until: string;
+            /** Format: int64 */
+            min_samples: number;
+            status?: components["schemas"]["StatusF6eEnum"];
+            /** Format: double */
+            progress?: number;
+            message?: string;
+            error?: string;
+            /** Format: int64 */
+            observations?: number;
+            proposal?: components["schemas"]["ProposalEnum"] | components["schemas"]["BlankEnum"];
+            /** @description The profile values the proposal would set (nominal, fitted, interval). */
+            readonly changes: {
+                [key: string]: unknown;
+            }[];
+            report?: unknown;
+            /** @description Who did it: a username, `key:NAME` for an API key, or 'system' for automation. */
+            requested_by_name: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            finished_at?: string | null;
+            readonly decisions: components["schemas"]["ProposalDecision"][];
+        };
         Candidate: {
             node: string;
             site: string;
@@ -1603,6 +1736,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Breach"][];
+        };
+        PaginatedCalibrationRunList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["CalibrationRun"][];
         };
         PaginatedDecisionRecordList: {
             /** @example 123 */
@@ -2118,6 +2266,27 @@ export interface components {
             /** Format: int64 */
             max_batch: number;
         };
+        ProposalDecision: {
+            readonly id: number;
+            run: number;
+            action: components["schemas"]["ActionEnum"];
+            /** @description Who did it: a username, `key:NAME` for an API key, or 'system' for automation. */
+            actor: string;
+            reason: string;
+            changes?: unknown;
+            /** Format: date-time */
+            readonly at: string;
+        };
+        ProposalDecisionRequestRequest: {
+            reason: string;
+        };
+        /**
+         * @description * `pending` - Pending
+         *     * `applied` - Applied
+         *     * `discarded` - Discarded
+         * @enum {string}
+         */
+        ProposalEnum: "pending" | "applied" | "discarded";
         Receipt: {
             /** @description Receipt format version. */
             v?: number;
@@ -2356,6 +2525,13 @@ export interface components {
              * @default false
              */
             register_below_baseline?: boolean;
+            /**
+             * Format: double
+             * @description Train on the traffic of the last N hours.
+             */
+            recorded_hours?: number;
+            /** @description Train on this calibration run's fleet. */
+            calibration_run?: number;
             /**
              * @description True to run the server's default budget (LOCUS_TRAINING_TIMESTEPS) when `timesteps` is not given.
              * @default false
@@ -3575,6 +3751,535 @@ export interface operations {
             };
             /** @description A conflict with the current state (a rule of the object's life cycle). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_calibration_runs_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /**
+                 * @description * `pending` - Pending
+                 *     * `applied` - Applied
+                 *     * `discarded` - Discarded
+                 */
+                proposal?: ("applied" | "discarded" | "pending")[];
+                /**
+                 * @description * `queued` - Queued
+                 *     * `running` - Running
+                 *     * `succeeded` - Succeeded
+                 *     * `failed` - Failed
+                 */
+                status?: ("failed" | "queued" | "running" | "succeeded")[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedCalibrationRunList"];
+                };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_calibration_runs_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CalibrationRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["CalibrationRequestRequest"];
+                "multipart/form-data": components["schemas"]["CalibrationRequestRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalibrationRun"];
+                };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large (or decompresses to too much). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_calibration_runs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this calibration run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalibrationRun"];
+                };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_calibration_runs_apply_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this calibration run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProposalDecisionRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ProposalDecisionRequestRequest"];
+                "multipart/form-data": components["schemas"]["ProposalDecisionRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProposalDecision"];
+                };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large (or decompresses to too much). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_calibration_runs_discard_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this calibration run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProposalDecisionRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ProposalDecisionRequestRequest"];
+                "multipart/form-data": components["schemas"]["ProposalDecisionRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProposalDecision"];
+                };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large (or decompresses to too much). */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6338,6 +7043,101 @@ export interface operations {
             };
             /** @description The body is too large (or decompresses to too much). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_observations_retrieve: {
+        parameters: {
+            query: {
+                since: string;
+                until: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One observation per line, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/jsonl": string;
+                };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -56,6 +56,8 @@ export type PolicyTransition = Schemas["PolicyTransition"];
 export type PolicyEvaluation = Schemas["PolicyEvaluation"];
 export type TrainingRun = Schemas["TrainingRun"];
 export type JobStatus = NonNullable<TrainingRun["status"]>;
+export type CalibrationRun = Schemas["CalibrationRun"];
+export type ProposalDecision = Schemas["ProposalDecision"];
 export type PlacementRequest = Schemas["PlacementRequestBodyRequest"];
 
 /** One ranked candidate of an explained placement (POST /placements with explain: true). */

@@ -23,6 +23,8 @@ describe("can", () => {
     ["viewer cannot approve policies", viewer, "approve-policies", false],
     ["operator cannot start training", operator, "start-training", false],
     ["admin starts training", admin, "start-training", true],
+    ["viewer cannot calibrate", viewer, "calibrate", false],
+    ["operator calibrates", operator, "calibrate", true],
     ["service reads nothing in the console", service, "read", false],
     ["nobody signed in may do nothing", null, "read", false],
   ])("%s", (_, who, capability, expected) => {

@@ -11,6 +11,7 @@ export type Capability =
   | "explain-decisions"
   | "approve-policies"
   | "start-training"
+  | "calibrate"
   | "manage-keys";
 
 const REQUIRED_ROLE: Record<Capability, Role> = {
@@ -22,6 +23,8 @@ const REQUIRED_ROLE: Record<Capability, Role> = {
   // Register, evaluate, approve, shadow, canary, promote and roll back policy versions.
   "approve-policies": "admin",
   "start-training": "admin",
+  // Start calibration runs and apply or discard their proposals (they edit the inventory).
+  calibrate: "operator",
   "manage-keys": "admin",
 };
 

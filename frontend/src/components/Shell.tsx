@@ -17,6 +17,7 @@ export const NAVIGATION: { to: string; label: string; end?: boolean; needs?: Cap
   { to: "/slos", label: "SLOs & breaches" },
   { to: "/policies", label: "Policies" },
   { to: "/training", label: "Training runs" },
+  { to: "/twin", label: "Twin" },
   { to: "/inventory", label: "Inventory" },
   { to: "/keys", label: "API keys", needs: "manage-keys" },
 ];

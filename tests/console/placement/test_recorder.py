@@ -34,6 +34,7 @@ def _row(decision_id: str, **extra: Any) -> dict[str, Any]:
         "node": "muc-l4-1",
         "node_site": "muc-edge",
         "fallbacks": ["fra-h100-1", "use-h100-1"],
+        "prefix_hashes": [11, 12, 13],
         "policy_name": "weighted-score",
         "policy_version": "builtin",
         "arm": "active",

@@ -1,4 +1,8 @@
-"""`manage.py demo_fleet`: run the simulated fleet against the console (see console.demo)."""
+"""`manage.py demo_fleet`: run the simulated fleet against the console (see console.demo).
+
+The simulated fleet runs at the speeds of `--truth` (fleet-demo-truth.yaml) while the
+inventory holds the nominal fleet-demo.yaml: a real fleet is never what its inventory says,
+and calibration (docs/twin.md) finds the difference from the recorded outcomes."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from console.demo.fleet import DemoFleet, repeat_trace
 from console.demo.management.commands.demo_prepare import demo_dir
 from console.inventory.selectors import inventory_topology
 from optimizer.errors import InputFileError
+from optimizer.topology import Topology, load_topology
 from optimizer.traces import load_trace
 
 
@@ -36,6 +41,11 @@ class Command(BaseCommand):
             "--exporters-port", type=int, default=settings.LOCUS_DEMO_EXPORTERS_PORT
         )
         parser.add_argument("--web-url", default=settings.LOCUS_DEMO_WEB_URL)
+        parser.add_argument(
+            "--truth",
+            default=settings.LOCUS_DEMO_TRUTH_TOPOLOGY,
+            help="topology the fleet really runs at ('' to run the inventory's own)",
+        )
 
     def handle(
         self,
@@ -45,6 +55,7 @@ class Command(BaseCommand):
         hours: float,
         exporters_port: int,
         web_url: str,
+        truth: str,
         **options: Any,
     ) -> None:
         key_file = demo_dir() / "service-key"
@@ -56,7 +67,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         self._wait_for(web_url)
         fleet = DemoFleet(
-            topology=inventory_topology(),
+            topology=self._truth(truth),
             trace=repeat_trace(requests_, hours * 3600),
             api=web_url,
             key=key_file.read_text().strip(),
@@ -71,6 +82,26 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             stats = fleet.stats
         self.stdout.write(f"demo fleet stopped: {stats}")
+
+    def _truth(self, path: str) -> Topology:
+        """The fleet as it really runs: the truth file when it describes the inventory's nodes
+        (same names, models and accelerators), else the inventory itself."""
+        inventory = inventory_topology()
+        if not path:
+            return inventory
+        try:
+            truth = load_topology(path)
+        except InputFileError as exc:
+            raise CommandError(str(exc)) from exc
+
+        def layout(t: Topology) -> set[tuple[str, str, int, tuple[str, ...]]]:
+            return {(n.name, n.accelerator, n.gpus, tuple(sorted(n.models))) for n in t.nodes}
+
+        if layout(truth) != layout(inventory):
+            self.stderr.write(f"{path} does not describe the inventory's nodes; not used")
+            return inventory
+        self.stdout.write(f"the fleet really runs as {Path(path).name}")
+        return truth
 
     def _wait_for(self, web_url: str, seconds: float = 120.0) -> None:
         deadline = time.monotonic() + seconds

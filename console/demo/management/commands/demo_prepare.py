@@ -3,21 +3,24 @@
 Loads the demo fleet when the inventory is empty, points every node at the simulated
 exporters, creates an admin (password kept in var/demo/) and a service key for the traffic,
 activates a heuristic when no policy is active, registers the shipped PPO scorer and the
-generalist as candidates, and starts one PPO training run in the background (fine-tuning the
-generalist on the fleet's trace). A second start reuses all of
-it and only prints the sign-in again.
+generalist as candidates, starts one PPO training run in the background (fine-tuning the
+generalist on the fleet's trace), and schedules a calibration of the first minutes of traffic
+(docs/twin.md). A second start reuses all of it and only prints the sign-in again.
 """
 
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandParser
+from django.utils import timezone
 
+from console.access.identity import SYSTEM
 from console.access.keyring import digest_of
 from console.access.models import ApiKey
 from console.access.services import api_key_create
@@ -26,6 +29,8 @@ from console.inventory.services import topology_import
 from console.policies.models import PolicyVersion, TrainingRun
 from console.policies.services import policy_bootstrap, policy_register
 from console.policies.training import training_start
+from console.twin.models import CalibrationRun
+from console.twin.services import calibration_start
 from optimizer.policies import GENERALIST, GENERALIST_DIR
 from optimizer.topology import load_topology
 
@@ -53,6 +58,11 @@ class Command(BaseCommand):
             action="store_true",
             help="Do not start the background PPO training run.",
         )
+        parser.add_argument(
+            "--no-calibration",
+            action="store_true",
+            help="Do not schedule the calibration of the first minutes of traffic.",
+        )
 
     def handle(
         self,
@@ -61,6 +71,7 @@ class Command(BaseCommand):
         exporters_port: int,
         web_url: str,
         no_training: bool,
+        no_calibration: bool,
         **options: Any,
     ) -> None:
         if not Node.objects.exists():
@@ -94,6 +105,22 @@ class Command(BaseCommand):
                 started_by=None,
             )
             self.stdout.write(f"started training run {run.pk} in the background")
+        if not no_calibration and not CalibrationRun.objects.exists():
+            # The demo fleet runs at fleet-demo-truth.yaml's speeds (docs/twin.md): calibrate
+            # its first minutes of traffic once they are recorded, so the Twin page shows what
+            # the inventory got wrong and the fidelity a fix would bring.
+            minutes = settings.LOCUS_DEMO_CALIBRATION_MINUTES
+            now = timezone.now()
+            calibration = calibration_start(
+                since=now,
+                until=now + timedelta(minutes=minutes),
+                min_samples=settings.LOCUS_CALIBRATION_MIN_SAMPLES,
+                requested_by=SYSTEM,
+                after_s=minutes * 60 + 30,
+            )
+            self.stdout.write(
+                f"calibration run {calibration.pk} scheduled after {minutes:g} minutes"
+            )
         self.stdout.write(
             self.style.SUCCESS(f"\nLocus demo: open {web_url}/ and sign in as admin / {password}\n")
         )

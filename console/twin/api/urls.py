@@ -1,0 +1,12 @@
+from django.urls import path
+from rest_framework.routers import SimpleRouter
+
+from console.twin.api import views
+
+router = SimpleRouter(trailing_slash=False)
+router.register("calibration-runs", views.CalibrationRunViewSet)
+
+urlpatterns = [
+    path("observations", views.ObservationsView.as_view(), name="observations"),
+    *router.urls,
+]

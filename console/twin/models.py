@@ -1,0 +1,60 @@
+"""Calibration runs over recorded traffic, the proposals they make, and the audit of them."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from console.twin.choices import ProposalState, RunStatus
+
+_WHO = "Who did it: a username, `key:NAME` for an API key, or 'system' for automation."
+
+
+class CalibrationRun(models.Model):
+    """One calibration of the inventory's fleet against the traffic recorded in a window.
+
+    A worker exports the window's decision records and outcomes as observations, fits the
+    profiles (`optimizer.calibration`) and keeps the report and the calibrated fleet. A run
+    that succeeds holds a proposal (`proposal`): the fitted profile values, which an operator
+    applies to the inventory or discards. `nominal_topology` is the inventory as the run saw
+    it, so a proposal is never applied over values that changed since.
+    """
+
+    since = models.DateTimeField()
+    until = models.DateTimeField()
+    min_samples = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    progress = models.FloatField(default=0.0)
+    message = models.CharField(max_length=300, blank=True)
+    error = models.TextField(blank=True)
+    observations = models.PositiveIntegerField(default=0)
+    report = models.JSONField(default=dict, blank=True)
+    nominal_topology = models.TextField(blank=True)
+    calibrated_topology = models.TextField(blank=True)
+    proposal = models.CharField(max_length=16, choices=ProposalState.choices, blank=True)
+    requested_by_name = models.CharField(max_length=150, help_text=_WHO)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"calibration {self.pk} ({self.status})"
+
+
+class ProposalDecision(models.Model):
+    """The audit entry of applying or discarding a run's proposal: who, when, why, and the
+    profile values it changed (empty when discarded)."""
+
+    run = models.ForeignKey(CalibrationRun, on_delete=models.CASCADE, related_name="decisions")
+    action = models.CharField(max_length=16, choices=ProposalState.choices)
+    actor = models.CharField(max_length=150, help_text=_WHO)
+    reason = models.CharField(max_length=1000)
+    changes = models.JSONField(default=list, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} calibration {self.run_id} by {self.actor}"

@@ -1,0 +1,12 @@
+"""Worker jobs for the twin: they only translate ids into service calls."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+
+@shared_task(acks_late=True)
+def run_calibration(run_id: int) -> None:
+    from console.twin.services import calibration_execute
+
+    calibration_execute(run_id=run_id)

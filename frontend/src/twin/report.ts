@@ -1,0 +1,105 @@
+// Reading a calibration report (optimizer/calibration/run.py, docs/twin.md "Report") for the
+// Twin page: fidelity rows, nominal-vs-fitted profile rows, and the predicted-vs-observed
+// TTFT pairs the plot draws.
+
+export const PROFILE_FIELDS = ["prefill_tokens_per_s", "decode_step_ms", "decode_step_ms_per_seq"] as const;
+export type ProfileField = (typeof PROFILE_FIELDS)[number];
+
+export interface FittedValue {
+  nominal: number;
+  fitted: number;
+  interval: [number | null, number | null] | null;
+  samples: number;
+}
+
+export interface ProfileRow {
+  key: string;
+  model: string;
+  accelerator: string;
+  status: string;
+  samples: number;
+  meanBatch: number;
+  values: Record<ProfileField, FittedValue>;
+}
+
+export interface FidelityRow {
+  metric: "ttft" | "e2e";
+  before: { median: number; p95: number };
+  after: { median: number; p95: number };
+}
+
+/** The scatter: observed TTFT (ms, ascending) against the replay's before and after. */
+export interface TtftPairs {
+  observed: number[];
+  before: number[];
+  after: number[];
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function num(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : NaN;
+}
+
+export function profileRows(report: unknown): ProfileRow[] {
+  if (!isObject(report) || !Array.isArray(report.profiles)) return [];
+  return report.profiles.filter(isObject).map((entry) => {
+    const values = isObject(entry.values) ? entry.values : {};
+    const read = (field: ProfileField): FittedValue => {
+      const v = isObject(values[field]) ? (values[field] as Json) : {};
+      const interval = Array.isArray(v.interval) && v.interval.length === 2
+        ? ([v.interval[0] ?? null, v.interval[1] ?? null] as [number | null, number | null])
+        : null;
+      return { nominal: num(v.nominal), fitted: num(v.fitted), interval, samples: num(v.samples) };
+    };
+    const model = String(entry.model ?? "");
+    const accelerator = String(entry.accelerator ?? "");
+    return {
+      key: `${model}@${accelerator}`,
+      model,
+      accelerator,
+      status: String(entry.status ?? ""),
+      samples: num(entry.samples),
+      meanBatch: num(entry.mean_decode_batch),
+      values: {
+        prefill_tokens_per_s: read("prefill_tokens_per_s"),
+        decode_step_ms: read("decode_step_ms"),
+        decode_step_ms_per_seq: read("decode_step_ms_per_seq"),
+      },
+    };
+  });
+}
+
+export function fidelityRows(report: unknown): FidelityRow[] {
+  if (!isObject(report) || !isObject(report.fidelity)) return [];
+  const { before, after } = report.fidelity;
+  if (!isObject(before) || !isObject(after)) return [];
+  return (["ttft", "e2e"] as const).map((metric) => {
+    const pick = (side: Json) => {
+      const m = isObject(side[metric]) ? (side[metric] as Json) : {};
+      return { median: num(m.median_abs_rel_error), p95: num(m.p95_abs_rel_error) };
+    };
+    return { metric, before: pick(before), after: pick(after) };
+  });
+}
+
+export function ttftPairs(report: unknown): TtftPairs {
+  const pairs = isObject(report) && Array.isArray(report.ttft_pairs) ? report.ttft_pairs : [];
+  const rows = pairs
+    .filter((p): p is number[] => Array.isArray(p) && p.length === 3 && p.every((x) => Number.isFinite(x)))
+    .sort((a, b) => a[0]! - b[0]!);
+  return {
+    observed: rows.map((r) => r[0]!),
+    before: rows.map((r) => r[1]!),
+    after: rows.map((r) => r[2]!),
+  };
+}
+
+/** The fitted value relative to nominal, e.g. 0.77 for a profile 1.3x slower at prefill. */
+export function ratio(value: FittedValue): number {
+  return value.nominal > 0 ? value.fitted / value.nominal : NaN;
+}

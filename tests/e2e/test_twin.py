@@ -1,0 +1,120 @@
+"""The Twin page in a real browser: recorded traffic calibrated by an operator, the fidelity
+and the predicted-against-observed plot shown, the proposal applied with a reason and audited,
+and a viewer who may only look."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+import yaml
+from playwright.sync_api import expect
+
+from optimizer.calibration.replay import all_active, predicted, replay
+from optimizer.observations import load_observations
+from optimizer.topology import Topology, load_topology, parse_topology
+from optimizer.traces import draw_requests, load_trace
+from tests.conftest import CONTRACT_EXAMPLE, TRACES
+from tests.e2e.conftest import api_call, sign_in
+
+pytestmark = pytest.mark.e2e
+
+REQUESTS = 200
+
+
+def _truth() -> Topology:
+    """The example fleet as it really runs: its L4 1.3x slower than the file says."""
+    data = yaml.safe_load(CONTRACT_EXAMPLE.read_text())
+    for profile in data["profiles"]:
+        if profile["accelerator"] == "l4":
+            profile["prefill_tokens_per_s"] /= 1.3
+            profile["decode_step_ms"] *= 1.3
+            profile["decode_step_ms_per_seq"] *= 1.3
+    return all_active(parse_topology(yaml.safe_dump(data)))
+
+
+def _record_traffic(page, url: str, key: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Decisions through the API for a real trace, then the outcomes the true fleet gives when
+    it serves them where the console sent them (the optimizer's replay on recorded nodes)."""
+    trace = load_trace(TRACES / "azure_llm_2023_conv.csv", limit=REQUESTS)
+    requests = draw_requests(trace, load_topology(CONTRACT_EXAMPLE), seed=1)
+    bodies = [
+        {
+            "model": r.model,
+            "source": r.source,
+            "prompt_tokens": r.prompt_tokens,
+            "max_output_tokens": r.max_output_tokens,
+            "prefix_hashes": list(r.prefix_hashes),
+        }
+        for r in requests
+    ]
+    answer = api_call(url, key, "POST", "/api/v1/placements:batch", {"requests": bodies})
+    ours = {d["decision_id"] for d in answer["decisions"]}
+    time.sleep(1.5)  # the recorder writes in the background
+    listed = page.request.get("/api/v1/decisions?limit=1000").json()["results"]
+    records = [r for r in listed if r["id"] in ours]
+    assert len(records) == REQUESTS
+    records.sort(key=lambda r: (r["created_at"], r["id"]))  # the export's order
+    observed = tmp_path / "decided.jsonl"
+    observed.write_text(
+        "".join(
+            json.dumps(
+                {"timestamp": datetime.fromisoformat(r["created_at"]).timestamp() * 1e3,
+                 "input_length": r["prompt_tokens"], "output_length": r["max_output_tokens"],
+                 "source": r["source"], "model": r["model"], "node": r["node"],
+                 "ttft_ms": None, "e2e_ms": None, "ok": False}
+            ) + "\n"
+            for r in records
+        )
+    )  # fmt: skip
+    truth = _truth()
+    ttft, e2e = predicted(replay(truth, load_observations(observed, truth)))
+    for record, first, last in zip(records, ttft, e2e, strict=True):
+        api_call(
+            url, key, "POST", f"/api/v1/placements/{record['id']}/outcome",
+            {"ttft_ms": float(first) * 1e3, "e2e_ms": float(last) * 1e3, "ok": True},
+        )  # fmt: skip
+
+
+def test_an_operator_calibrates_and_applies_the_proposal(  # type: ignore[no-untyped-def]
+    page, screenshots, console_url: str, service_key: str, tmp_path: Path
+) -> None:
+    sign_in(page, "otto")
+    _record_traffic(page, console_url, service_key, tmp_path)
+    page.get_by_role("link", name="Twin").click()
+    form = page.get_by_role("form", name="Calibrate against recorded traffic")
+    form.get_by_label("Last hours").fill("1")
+    form.get_by_label("Min samples per profile").fill("20")
+    form.get_by_role("button", name="Start calibration").click()
+
+    run = page.get_by_test_id("calibration-runs").locator("tr[data-run]").first
+    expect(run).to_contain_text("succeeded", timeout=60_000)
+    detail = page.get_by_test_id("calibration-detail")
+    expect(detail.get_by_test_id("fidelity").locator("tr[data-metric=ttft]")).to_be_visible()
+    expect(detail.get_by_test_id("scatter").locator("canvas")).to_be_visible()
+    l4 = detail.get_by_test_id("profiles").locator("tr[data-profile='llama-3.1-8b@l4']")
+    expect(l4).not_to_contain_text("kept")
+    report = page.request.get("/api/v1/calibration-runs").json()["results"][0]["report"]
+    fidelity = report["fidelity"]
+    assert (
+        fidelity["after"]["e2e"]["median_abs_rel_error"]
+        < fidelity["before"]["e2e"]["median_abs_rel_error"]
+    )
+    screenshots.take(page, "twin", docs=True)
+
+    detail.get_by_label("Reason").fill("the edge runs slower than its datasheet")
+    detail.get_by_role("button", name="Apply to inventory").click()
+    audit = detail.get_by_test_id("audit")
+    expect(audit).to_contain_text("applied by otto: the edge runs slower than its datasheet")
+    expect(detail.get_by_test_id("proposal")).to_have_count(0)
+
+
+def test_a_viewer_sees_the_twin_but_no_controls(page) -> None:  # type: ignore[no-untyped-def]
+    sign_in(page, "vera")
+    page.goto("/twin")
+    expect(page.get_by_role("heading", name="Twin")).to_be_visible()
+    expect(page.get_by_role("button", name="Start calibration")).to_have_count(0)
+    expect(page.get_by_role("button", name="Apply to inventory")).to_have_count(0)
