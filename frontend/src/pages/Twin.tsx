@@ -10,7 +10,7 @@ import { ErrorBanner } from "../components/ErrorBanner";
 import { ScatterChart } from "../components/ScatterChart";
 import { useAsync } from "../hooks/useAsync";
 import { useInterval } from "../hooks/useInterval";
-import { dateTime, percent, shortDateTime } from "../lib/format";
+import { percent, timestamp } from "../lib/format";
 import { useLiveEvent } from "../live/context";
 import { Proposal, StartForm } from "../twin/forms";
 import {
@@ -134,7 +134,7 @@ function RunDetail({ run, onDecided }: { run: CalibrationRun; onDecided: () => v
         </h2>
       </header>
       <dl className="properties">
-        <div><dt>Window</dt><dd>{dateTime(run.since)} – {dateTime(run.until)}</dd></div>
+        <div><dt>Window</dt><dd>{timestamp(run.since)} – {timestamp(run.until)}</dd></div>
         <div><dt>Observations</dt><dd>{run.observations ?? 0}</dd></div>
         <div><dt>Requested by</dt><dd>{run.requested_by_name}</dd></div>
         {run.message && <div><dt>Progress</dt><dd className="small">{run.message}</dd></div>}
@@ -155,7 +155,7 @@ function RunDetail({ run, onDecided }: { run: CalibrationRun; onDecided: () => v
           <ul className="small" data-testid="audit">
             {run.decisions.map((d) => (
               <li key={d.id}>
-                {shortDateTime(d.at)} — <strong>{d.action}</strong> by {d.actor}: {d.reason}
+                {timestamp(d.at)} — <strong>{d.action}</strong> by {d.actor}: {d.reason}
               </li>
             ))}
           </ul>
@@ -239,7 +239,7 @@ export default function Twin() {
                       <td><ProgressBar value={run.progress ?? 0} label={`Run ${run.id} progress`} /></td>
                       <td>{run.proposal || "—"}</td>
                       <td className="num">{ttft ? `${percent(ttft.before.median)} → ${percent(ttft.after.median)}` : "—"}</td>
-                      <td className="small">{shortDateTime(run.created_at)}</td>
+                      <td className="small">{timestamp(run.created_at)}</td>
                     </tr>
                   );
                 })}

@@ -30,7 +30,8 @@ def _start(admins: Admins, body: dict[str, Any], execute: bool) -> TrainingRun:
 def test_the_form_defaults_to_the_fleet_trace_and_the_generalist(
     admins: Admins, settings: Any
 ) -> None:
-    run = _start(admins, {}, execute=False)
+    # Only the budget must be stated (docs/operations.md); everything else has its default.
+    run = _start(admins, {"confirm": True}, execute=False)
     assert run.config["trace"] == settings.LOCUS_FLEET_TRACE
     assert run.config["init"] == "generalist"
     assert run.config["register_below_baseline"] is False
@@ -48,7 +49,9 @@ def test_the_form_defaults_to_the_fleet_trace_and_the_generalist(
 def test_bad_training_requests_are_refused_with_field_errors(
     admins: Admins, body: dict[str, Any], field: str
 ) -> None:
-    response = admins.alice.post("/api/v1/training-runs", body, format="json")
+    response = admins.alice.post(
+        "/api/v1/training-runs", {"timesteps": 256, **body}, format="json"
+    )
     assert response.status_code == 400, response.content
     assert field in response.json()["errors"]
     assert not TrainingRun.objects.exists()

@@ -266,7 +266,9 @@ def test_a_training_run_whose_calibration_run_vanished_fails_with_the_reason(
     run = _pending_run()
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         started = client_for("admin").post(
-            "/api/v1/training-runs", {"calibration_run": run.pk}, format="json"
+            "/api/v1/training-runs",
+            {"calibration_run": run.pk, "timesteps": 256},
+            format="json",
         )
     assert started.status_code == 202, started.content
     run.delete()
