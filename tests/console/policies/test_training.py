@@ -49,9 +49,7 @@ def test_the_form_defaults_to_the_fleet_trace_and_the_generalist(
 def test_bad_training_requests_are_refused_with_field_errors(
     admins: Admins, body: dict[str, Any], field: str
 ) -> None:
-    response = admins.alice.post(
-        "/api/v1/training-runs", {"timesteps": 256, **body}, format="json"
-    )
+    response = admins.alice.post("/api/v1/training-runs", {"timesteps": 256, **body}, format="json")
     assert response.status_code == 400, response.content
     assert field in response.json()["errors"]
     assert not TrainingRun.objects.exists()
