@@ -60,7 +60,8 @@ def _fleet_of(topology: Topology, n: int) -> tuple[Topology, PlacementRequest]:
         raise ValueError("no node of the topology may serve its first source's requests")
     nodes = [
         topology.node_by_name[able[i % len(able)].name].model_copy(
-            update={"name": f"{able[i % len(able)].name}~{i}", "state": "active"}
+            # Copies have no endpoint address: one address names one node.
+            update={"name": f"{able[i % len(able)].name}~{i}", "state": "active", "address": None}
         )
         for i in range(n)
     ]
