@@ -120,6 +120,10 @@ class PolicyEvaluation(models.Model):
     trace = models.CharField(max_length=500)
     loads = models.JSONField(default=list)
     seeds = models.JSONField(default=list)
+    # The twin (docs/twin.md): replay the last N hours of recorded traffic instead of `trace`,
+    # and run on a calibration run's fitted fleet instead of the inventory's nominal one.
+    recorded_hours = models.FloatField(null=True, blank=True)
+    calibration_run = models.PositiveIntegerField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
     progress = models.FloatField(default=0.0)
     report = models.JSONField(default=dict, blank=True)

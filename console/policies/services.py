@@ -407,8 +407,11 @@ def evaluation_request(
     loads: list[float],
     seeds: list[int],
     requested_by: Identity | None,
+    recorded_hours: float | None = None,
+    calibration_run: int | None = None,
 ) -> PolicyEvaluation:
-    """Queue a simulator evaluation of `policy` against the active policy and the heuristics."""
+    """Queue a simulator evaluation of `policy` against the active policy and the heuristics
+    (on recorded traffic and a calibrated fleet when given: docs/twin.md)."""
     from console.policies.selectors import active_policy_label
     from console.policies.tasks import run_evaluation
 
@@ -420,6 +423,8 @@ def evaluation_request(
         trace=trace,
         loads=loads,
         seeds=seeds,
+        recorded_hours=recorded_hours,
+        calibration_run=calibration_run,
         requested_by_id=requested_by.user_id if requested_by else None,
         requested_by_key_id=requested_by.key_id if requested_by else None,
     )

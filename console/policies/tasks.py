@@ -17,11 +17,15 @@ logger = logging.getLogger(__name__)
 
 @shared_task(acks_late=True)
 def run_evaluation(evaluation_id: int) -> None:
-    """Evaluate a version in the simulator on the inventory's own fleet."""
+    """Evaluate a version in the simulator on the inventory's own fleet, or on the twin's
+    calibrated fleet and recorded traffic when the evaluation asks (docs/twin.md)."""
+    from pathlib import Path
+
     from console.inventory.selectors import inventory_topology
     from console.policies.evaluation import evaluate_versions
     from console.policies.selectors import active_policy_spec
     from console.policies.services import artifact_problem
+    from console.twin.services import twin_inputs
     from telemetry.conf import scrape_interval_seconds
 
     evaluation = PolicyEvaluation.objects.select_related("version").get(pk=evaluation_id)
@@ -36,10 +40,15 @@ def run_evaluation(evaluation_id: int) -> None:
         PolicyEvaluation.objects.filter(pk=evaluation_id).update(progress=fraction)
 
     try:
+        twin = twin_inputs(
+            recorded_hours=evaluation.recorded_hours,
+            calibration_run=evaluation.calibration_run,
+            out=Path(settings.LOCUS_ARTIFACTS_DIR) / "evaluations" / str(evaluation_id),
+        )
         report = evaluate_versions(
             evaluation_id=evaluation_id,
-            topology=inventory_topology(),
-            trace=evaluation.trace,
+            topology=twin.topology or inventory_topology(),
+            trace=twin.trace or evaluation.trace,
             candidate=evaluation.version.spec,
             baseline=active_policy_spec(),
             loads=[float(x) for x in evaluation.loads],
@@ -53,6 +62,8 @@ def run_evaluation(evaluation_id: int) -> None:
         logger.exception("evaluation %s failed", evaluation_id)
         _finish(evaluation_id, JobStatus.FAILED, error=str(exc))
         return
+    if twin.data:
+        report["data"] = twin.data  # which recorded traffic and fleet, and the twin's fidelity
     _finish(evaluation_id, JobStatus.SUCCEEDED, report=report)
 
 

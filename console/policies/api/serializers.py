@@ -45,6 +45,8 @@ class PolicyEvaluationSerializer(serializers.ModelSerializer):
             "trace",
             "loads",
             "seeds",
+            "recorded_hours",
+            "calibration_run",
             "status",
             "progress",
             "report",
@@ -191,7 +193,33 @@ class TransitionRequestSerializer(serializers.Serializer):
     )
 
 
-class EvaluationRequestSerializer(serializers.Serializer):
+class TwinInputsMixin(serializers.Serializer):
+    """The twin's inputs a training run or an evaluation may take (docs/twin.md): the last N
+    hours of recorded traffic as the trace, a succeeded calibration run's fleet as topology."""
+
+    recorded_hours = StrictFloatField(
+        required=False, min_value=0.01, help_text="Replay the traffic of the last N hours."
+    )
+    calibration_run = serializers.IntegerField(
+        required=False, min_value=1, help_text="Run on this calibration run's fitted fleet."
+    )
+
+    def validate_recorded_hours(self, value: float) -> float:
+        if value > settings.LOCUS_OBSERVATIONS_MAX_HOURS:
+            raise serializers.ValidationError(
+                f"At most {settings.LOCUS_OBSERVATIONS_MAX_HOURS:g} hours."
+            )
+        return value
+
+    def validate_calibration_run(self, value: int) -> int:
+        from console.twin.selectors import calibration_runs
+
+        if not calibration_runs().filter(pk=value, status="succeeded").exists():
+            raise serializers.ValidationError("No succeeded calibration run with this id.")
+        return value
+
+
+class EvaluationRequestSerializer(TwinInputsMixin):
     trace = serializers.CharField(
         required=False,
         help_text="A trace file name in the traces "
@@ -228,7 +256,7 @@ class TrainingRunSerializer(serializers.ModelSerializer):
         ]
 
 
-class TrainingRunRequestSerializer(serializers.Serializer):
+class TrainingRunRequestSerializer(TwinInputsMixin):
     """A run's budget is never implied: `{}` once started a 500,000-step run that holds the
     jobs worker for many minutes (issue 13). Give `timesteps`, or `confirm: true` to accept
     the server's default (LOCUS_TRAINING_TIMESTEPS)."""
@@ -257,13 +285,6 @@ class TrainingRunRequestSerializer(serializers.Serializer):
         help_text="Register the result as a candidate even when it validates below the best "
         "heuristic (otherwise such a run says so and registers nothing).",
     )
-    # The twin (docs/twin.md): train on recorded traffic and on a calibrated fleet.
-    recorded_hours = StrictFloatField(
-        required=False, min_value=0.01, help_text="Train on the traffic of the last N hours."
-    )
-    calibration_run = serializers.IntegerField(
-        required=False, min_value=1, help_text="Train on this calibration run's fleet."
-    )
     confirm = StrictBooleanField(
         required=False,
         default=False,
@@ -285,17 +306,3 @@ class TrainingRunRequestSerializer(serializers.Serializer):
                 }
             )
         return attrs
-
-    def validate_recorded_hours(self, value: float) -> float:
-        if value > settings.LOCUS_OBSERVATIONS_MAX_HOURS:
-            raise serializers.ValidationError(
-                f"At most {settings.LOCUS_OBSERVATIONS_MAX_HOURS:g} hours."
-            )
-        return value
-
-    def validate_calibration_run(self, value: int) -> int:
-        from console.twin.selectors import calibration_runs
-
-        if not calibration_runs().filter(pk=value, status="succeeded").exists():
-            raise serializers.ValidationError("No succeeded calibration run with this id.")
-        return value

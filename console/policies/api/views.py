@@ -124,6 +124,8 @@ class PolicyVersionViewSet(
             trace=trace_path(body.validated_data.get("trace")),
             loads=body.validated_data.get("loads", settings.LOCUS_EVALUATION_LOADS),
             seeds=body.validated_data.get("seeds", [0]),
+            recorded_hours=body.validated_data.get("recorded_hours"),
+            calibration_run=body.validated_data.get("calibration_run"),
             requested_by=_caller(request),
         )
         evaluation.refresh_from_db()

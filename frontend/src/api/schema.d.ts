@@ -1515,7 +1515,18 @@ export interface components {
             /** Format: date-time */
             outcome_at?: string | null;
         };
+        /**
+         * @description The twin's inputs a training run or an evaluation may take (docs/twin.md): the last N
+         *     hours of recorded traffic as the trace, a succeeded calibration run's fleet as topology.
+         */
         EvaluationRequestRequest: {
+            /**
+             * Format: double
+             * @description Replay the traffic of the last N hours.
+             */
+            recorded_hours?: number;
+            /** @description Run on this calibration run's fitted fleet. */
+            calibration_run?: number;
             /** @description A trace file name in the traces directory (LOCUS_TRACES_DIR); defaults to the configured one. */
             trace?: string;
             loads?: number[];
@@ -2149,6 +2160,10 @@ export interface components {
             trace: string;
             loads?: unknown;
             seeds?: unknown;
+            /** Format: double */
+            recorded_hours?: number | null;
+            /** Format: int64 */
+            calibration_run?: number | null;
             status?: components["schemas"]["StatusF6eEnum"];
             /** Format: double */
             progress?: number;
@@ -2507,6 +2522,13 @@ export interface components {
          *     the server's default (LOCUS_TRAINING_TIMESTEPS).
          */
         TrainingRunRequestRequest: {
+            /**
+             * Format: double
+             * @description Replay the traffic of the last N hours.
+             */
+            recorded_hours?: number;
+            /** @description Run on this calibration run's fitted fleet. */
+            calibration_run?: number;
             /** @description A trace file name in the traces directory; defaults to the fleet's configured trace (LOCUS_FLEET_TRACE). */
             trace?: string;
             /** @description PPO steps. Required unless `confirm` is true. */
@@ -2525,13 +2547,6 @@ export interface components {
              * @default false
              */
             register_below_baseline?: boolean;
-            /**
-             * Format: double
-             * @description Train on the traffic of the last N hours.
-             */
-            recorded_hours?: number;
-            /** @description Train on this calibration run's fleet. */
-            calibration_run?: number;
             /**
              * @description True to run the server's default budget (LOCUS_TRAINING_TIMESTEPS) when `timesteps` is not given.
              * @default false

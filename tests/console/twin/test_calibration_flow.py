@@ -191,3 +191,46 @@ def test_a_training_run_takes_recorded_traffic_and_the_calibrated_fleet(
     )
     fleet = load_topology(Path(training["artifact_dir"]) / "topology.yaml")
     assert fleet.profile("llama-3.1-8b", "h100").prefill_tokens_per_s < 18000 * 0.9
+
+
+def test_an_evaluation_takes_recorded_traffic_and_the_calibrated_fleet(
+    demo_engine: Any,
+    client_for: Any,
+    tmp_path: Path,
+    django_capture_on_commit_callbacks: Any,
+    settings: Any,
+) -> None:
+    from console.policies.services import policy_bootstrap, policy_register
+
+    settings.LOCUS_ARTIFACTS_DIR = tmp_path / "artifacts"
+    service, admin, operator = client_for("service"), client_for("admin"), client_for("operator")
+    _decide(service)
+    demo_engine.recorder.flush()
+    _report_truth(tmp_path, service, _stream(client_for("viewer"), _window()))
+    demo_engine.recorder.flush()
+    with django_capture_on_commit_callbacks(execute=True):
+        run = operator.post(
+            "/api/v1/calibration-runs", {"hours": 1, "min_samples": 40}, format="json"
+        ).json()
+    policy_bootstrap(heuristic="weighted-score")
+    version = policy_register(name="least-loaded", version="builtin", heuristic="least-loaded")
+    url = f"/api/v1/policies/{version.pk}/evaluate"
+    refused = admin.post(url, {"recorded_hours": 1e9, "calibration_run": 10**6}, format="json")
+    assert refused.status_code == 400
+    assert {"recorded_hours", "calibration_run"} <= set(refused.json()["errors"])
+
+    with django_capture_on_commit_callbacks(execute=True):
+        started = admin.post(
+            url,
+            {"recorded_hours": 1, "calibration_run": run["id"], "loads": [1], "seeds": [0]},
+            format="json",
+        )
+    assert started.status_code == 202, started.content
+    evaluation = admin.get(f"/api/v1/policies/{version.pk}").json()["latest_evaluation"]
+    assert evaluation["status"] == "succeeded", evaluation["error"]
+    assert evaluation["recorded_hours"] == 1 and evaluation["calibration_run"] == run["id"]
+    data = evaluation["report"]["data"]
+    assert data["trace"]["kind"] == "recorded traffic"
+    assert data["trace"]["observations"] == REQUESTS
+    assert data["topology"]["calibration_run"] == run["id"]
+    assert data["topology"]["fidelity"]["after"]["ttft"]["median_abs_rel_error"] >= 0
