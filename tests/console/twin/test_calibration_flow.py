@@ -150,6 +150,22 @@ def _flags(window: dict[str, str]) -> list[str]:
     return ["--since", window["since"], "--until", window["until"]]
 
 
+def _calibrated(engine: Any, client_for: Any, tmp_path: Path, capture: Any) -> dict[str, Any]:
+    """Decisions through the API served on the true fleet, outcomes reported, and a succeeded
+    calibration run over them (its API answer)."""
+    service = client_for("service")
+    _decide(service)
+    engine.recorder.flush()
+    _report_truth(tmp_path, service, _stream(client_for("viewer"), _window()))
+    engine.recorder.flush()
+    with capture(execute=True):
+        answer = client_for("operator").post(
+            "/api/v1/calibration-runs", {"hours": 1, "min_samples": 40}, format="json"
+        )
+    run: dict[str, Any] = answer.json()
+    return run
+
+
 def test_a_training_run_takes_recorded_traffic_and_the_calibrated_fleet(
     demo_engine: Any,
     client_for: Any,
@@ -158,15 +174,8 @@ def test_a_training_run_takes_recorded_traffic_and_the_calibrated_fleet(
     settings: Any,
 ) -> None:
     settings.LOCUS_ARTIFACTS_DIR = tmp_path / "artifacts"
-    service, admin, operator = client_for("service"), client_for("admin"), client_for("operator")
-    _decide(service)
-    demo_engine.recorder.flush()
-    _report_truth(tmp_path, service, _stream(client_for("viewer"), _window()))
-    demo_engine.recorder.flush()
-    with django_capture_on_commit_callbacks(execute=True):
-        run = operator.post(
-            "/api/v1/calibration-runs", {"hours": 1, "min_samples": 40}, format="json"
-        ).json()
+    admin = client_for("admin")
+    run = _calibrated(demo_engine, client_for, tmp_path, django_capture_on_commit_callbacks)
     refused = admin.post(
         "/api/v1/training-runs", {"recorded_hours": 1, "calibration_run": run["id"] + 1},
         format="json",
@@ -203,15 +212,8 @@ def test_an_evaluation_takes_recorded_traffic_and_the_calibrated_fleet(
     from console.policies.services import policy_bootstrap, policy_register
 
     settings.LOCUS_ARTIFACTS_DIR = tmp_path / "artifacts"
-    service, admin, operator = client_for("service"), client_for("admin"), client_for("operator")
-    _decide(service)
-    demo_engine.recorder.flush()
-    _report_truth(tmp_path, service, _stream(client_for("viewer"), _window()))
-    demo_engine.recorder.flush()
-    with django_capture_on_commit_callbacks(execute=True):
-        run = operator.post(
-            "/api/v1/calibration-runs", {"hours": 1, "min_samples": 40}, format="json"
-        ).json()
+    admin = client_for("admin")
+    run = _calibrated(demo_engine, client_for, tmp_path, django_capture_on_commit_callbacks)
     policy_bootstrap(heuristic="weighted-score")
     version = policy_register(name="least-loaded", version="builtin", heuristic="least-loaded")
     url = f"/api/v1/policies/{version.pk}/evaluate"
