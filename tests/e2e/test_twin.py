@@ -103,7 +103,7 @@ def test_an_operator_calibrates_and_applies_the_proposal(  # type: ignore[no-unt
         fidelity["after"]["e2e"]["median_abs_rel_error"]
         < fidelity["before"]["e2e"]["median_abs_rel_error"]
     )
-    screenshots.take(page, "twin", docs=True)
+    screenshots.take(page, "twin")
 
     detail.get_by_label("Reason").fill("the edge runs slower than its datasheet")
     detail.get_by_role("button", name="Apply to inventory").click()
