@@ -1,7 +1,7 @@
 """A decision's receipt: the compact "why" every decision record keeps (docs/dashboard.md).
 
-Built from what the engine's `Decision` already holds (its top candidates, scored and
-estimated, and the rejected nodes with their reasons), so the hot path computes nothing new;
+Built from what the engine's `Decision` already holds (its top candidates in the receipt's
+compact form, `engine.explain.receipt_candidates`, and the rejected nodes with their reasons);
 the recorder thread serialises it with the record.
 """
 
@@ -21,18 +21,6 @@ def receipt_of(decision: Decision) -> dict[str, Any]:
     the rejected nodes counted by reason (not named: a receipt stays small on any fleet)."""
     return {
         "v": RECEIPT_VERSION,
-        "candidates": [
-            {
-                "node": c["node"],
-                "site": c["site"],
-                "score": c["score"],
-                "ttft_ms": c["estimated_ttft_ms"],
-                "e2e_ms": c["estimated_e2e_ms"],
-                "cost_usd": c["estimated_cost_usd"],
-                "kv_used": round(c["kv_used_fraction"], 4),
-                "queue": c["queue_depth"],
-            }
-            for c in decision.candidates[:RECEIPT_CANDIDATES]
-        ],
+        "candidates": decision.top[:RECEIPT_CANDIDATES],
         "rejected": dict(Counter(decision.rejected.values())),
     }

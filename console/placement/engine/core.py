@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from console.placement.engine.breakers import BreakerBoard
-from console.placement.engine.explain import explain
+from console.placement.engine.explain import explain, receipt_candidates
 from console.placement.engine.scorer_guard import ScorerGuard
 from console.placement.engine.snapshot import PolicyRef, Snapshot
 from optimizer.decision import PlacementRequest, placement_request
@@ -86,6 +86,8 @@ class Decision:
     shadow: dict[str, Any] | None = None
     session_id: str | None = None
     caller: str = ""
+    # The best RECEIPT_CANDIDATES candidates in the receipt's compact form (receipts.py).
+    top: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Engine:
@@ -172,7 +174,7 @@ class Engine:
                     caller=body.caller,
                 )
             scores, used, degraded = self._score(ref, snap, candidates)
-            order = top_k(scores, 1 + self.max_fallbacks)
+            order = top_k(scores, max(1 + self.max_fallbacks, RECEIPT_CANDIDATES))
             names = candidates.names
             pick = order[0]
             self._remember(request, int(candidates.index[pick]))
@@ -181,7 +183,7 @@ class Engine:
                 request,
                 names[pick],
                 snap.topology.node_by_name[names[pick]].site,
-                [names[i] for i in order[1:]],
+                [names[i] for i in order[1 : 1 + self.max_fallbacks]],
                 used,
                 arm,
                 rejected,
@@ -191,10 +193,11 @@ class Engine:
             )
             if snap.rollout.shadow is not None:
                 decision.shadow = self._shadow(snap, candidates, pick)
-            # Without `explain` only the top candidates are kept: the decision record's receipt
-            # needs them, the answer does not carry them.
-            top = None if body.explain else RECEIPT_CANDIDATES
-            decision.candidates = explain(candidates, scores, snap, self._live, now, top)
+            decision.top = receipt_candidates(
+                candidates, scores, order[:RECEIPT_CANDIDATES], snap.topology
+            )
+            if body.explain:
+                decision.candidates = explain(candidates, scores, snap, self._live, now)
         decision.latency_us = (time.perf_counter() - start) * 1e6
         return decision
 
