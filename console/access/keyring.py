@@ -117,7 +117,10 @@ class KeyRing:
         """Forget every key and the miss budget (tests: each starts with an empty ring, and
         a suite that makes many keys in a second must not hit the miss limit)."""
         self._keys = {}
-        self._loaded_at = 0.0
+        # As if just refreshed: the TTL, not the machine's uptime, decides when the ring
+        # reloads next (monotonic time counts from boot, so 0.0 read as "an hour ago" on a
+        # machine up for an hour, and a background reload then raced each test).
+        self._loaded_at = time.monotonic()
         self.loaded = False
         self._miss_window = (0.0, 0)
         self._used = {}
