@@ -27,12 +27,12 @@ runs: 71-96 calls/s on the loop, 54-69 in a thread).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from functools import lru_cache
 from typing import Any
 
+import orjson
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 from rest_framework.exceptions import ValidationError
@@ -181,7 +181,7 @@ def _long_batch(data: Any) -> bool:
 
 
 async def _reply(send: Send, status: int, payload: dict[str, Any]) -> None:
-    body = json.dumps(payload, separators=(",", ":")).encode()
+    body = orjson.dumps(payload)  # compact, as json.dumps with separators, at a tenth the cost
     await send(
         {
             "type": "http.response.start",

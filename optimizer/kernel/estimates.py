@@ -57,7 +57,8 @@ class Estimates:
         queued_tokens = d[:, D_QUEUED_TOKENS]
         # Shortcuts below skip operations whose result is known (no prompt blocks: nothing
         # cached; no queued tokens reported anywhere, as from exporters; no node decoding or
-        # full): the same numbers with fewer numpy calls.
+        # full): the same numbers with fewer numpy calls. `np.count_nonzero` tests for any,
+        # at a fifth of `ndarray.any()`'s cost on a few candidates.
         if request.prefix_hashes:
             cached = np.minimum(c.prefix_blocks * BLOCK_TOKENS, prompt)
             prefill = (prompt - cached) / rate
@@ -67,17 +68,17 @@ class Estimates:
         batch = np.minimum(running + 1, max_batch)
         step = (s[:, S_STEP_MS] + s[:, S_STEP_MS_PER_SEQ] * batch) / 1000.0
         # A node reporting no queued tokens is assumed to queue requests as long as this one.
-        if queued_tokens.any():
+        if np.count_nonzero(queued_tokens):
             queued = np.where(queued_tokens != 0, queued_tokens, queue * prompt)
         else:
             queued = queue * prompt
         wait = queued / rate
         busy = running != 0
-        if busy.any():
+        if np.count_nonzero(busy):
             wait = np.where(busy, wait + 0.5 * step, wait)
         overflow = queue + running + 1 - max_batch
         full = overflow > 0
-        if full.any():
+        if np.count_nonzero(full):
             wait = np.where(full, wait + overflow / max_batch * TYPICAL_OUTPUT_TOKENS * step, wait)
         self.rtt_s = r[:, R_RTT_S]
         self.transfer_s = prompt_bytes * r[:, R_S_PER_BYTE]

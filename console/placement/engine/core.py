@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 import zlib
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
@@ -25,6 +24,7 @@ import numpy as np
 
 from console.placement.engine.breakers import BreakerBoard
 from console.placement.engine.explain import explain, receipt_candidates
+from console.placement.engine.ids import decision_ids
 from console.placement.engine.scorer_guard import ScorerGuard
 from console.placement.engine.snapshot import PolicyRef, Snapshot
 from optimizer.decision import PlacementRequest, placement_request
@@ -154,7 +154,7 @@ class Engine:
         if snap is None:
             raise RuntimeError("the decision engine has no snapshot yet")
         request = _request_of(snap, body)
-        decision_id = uuid.uuid4().hex
+        decision_id = decision_ids.next()
         with self._lock:
             now = time.time()
             candidates, rejected = self._candidates(request, body.among, now)
