@@ -35,6 +35,10 @@ class ArmStats:
     met: int = 0
     groups: int = 0
     breached: int = 0
+    # The picked node's estimated cost (the receipt's first candidate: the engine's own
+    # estimate at decision time, the same for both arms) summed over outcomes that have one.
+    cost_usd: float = 0.0
+    costed: int = 0
 
     @property
     def attainment(self) -> float:
@@ -44,6 +48,11 @@ class ArmStats:
     def breach_share(self) -> float:
         return self.breached / self.groups if self.groups else 0.0
 
+    @property
+    def usd_per_1k(self) -> float | None:
+        """Estimated US dollars per 1,000 requests; None without receipts."""
+        return self.cost_usd / self.costed * 1000 if self.costed else None
+
 
 def arm_stats(since: object) -> dict[str, ArmStats]:
     from console.inventory.models import Slo
@@ -51,17 +60,20 @@ def arm_stats(since: object) -> dict[str, ArmStats]:
     targets = {s.name: (s.ttft_p95_ms, s.e2e_p95_ms) for s in Slo.objects.all()}
     rows = (
         DecisionRecord.objects.filter(created_at__gte=since, slo_met__isnull=False)
-        .values_list("arm", "slo_met", "slo", "model", "node", "ttft_ms", "e2e_ms")
+        .values_list("arm", "slo_met", "slo", "model", "node", "ttft_ms", "e2e_ms", "receipt")
         .iterator(chunk_size=5000)
     )
     stats: dict[str, ArmStats] = defaultdict(ArmStats)
     groups: dict[tuple[str, str, str, str], tuple[list[float], list[float]]] = defaultdict(
         lambda: ([], [])
     )
-    for arm, met, slo, model, node, ttft, e2e in rows:
+    for arm, met, slo, model, node, ttft, e2e, receipt in rows:
         s = stats[arm]
         s.outcomes += 1
         s.met += int(bool(met))
+        if (cost := _picked_cost(receipt)) is not None:
+            s.cost_usd += cost
+            s.costed += 1
         ttfts, e2es = groups[(arm, slo, model, node)]
         if ttft is not None:
             ttfts.append(ttft)
@@ -76,6 +88,18 @@ def arm_stats(since: object) -> dict[str, ArmStats]:
         over_e2e = bool(e2es) and float(np.percentile(e2es, 95)) > e2e_target
         stats[arm].breached += int(over_ttft or over_e2e)
     return dict(stats)
+
+
+def _picked_cost(receipt: object) -> float | None:
+    """The estimated cost of the picked node from a decision's receipt (docs/dashboard.md:
+    candidates in rank order, the pick first), or None for records without one."""
+    if not isinstance(receipt, dict):
+        return None
+    candidates = receipt.get("candidates")
+    if not candidates or not isinstance(candidates[0], dict):
+        return None
+    cost = candidates[0].get("cost_usd")
+    return float(cost) if isinstance(cost, int | float) else None
 
 
 def canary_check() -> str:

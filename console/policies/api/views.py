@@ -171,6 +171,7 @@ class RolloutView(APIView):
                     "slo_attainment": st.attainment,
                     "breached_groups": st.breached,
                     "groups": st.groups,
+                    "estimated_usd_per_1k": st.usd_per_1k,
                 }
                 for arm, st in arm_stats(canary.state_changed_at).items()
             }

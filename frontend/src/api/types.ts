@@ -106,7 +106,14 @@ export interface Rollout {
   canary_share: number;
   arms?: Record<
     string,
-    { outcomes: number; slo_attainment: number | null; breached_groups: number; groups: number }
+    {
+      outcomes: number;
+      slo_attainment: number | null;
+      breached_groups: number;
+      groups: number;
+      /** The picked nodes' estimated cost (decision receipts), US dollars per 1,000 requests. */
+      estimated_usd_per_1k?: number | null;
+    }
   >;
 }
 

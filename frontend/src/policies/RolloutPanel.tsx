@@ -13,6 +13,11 @@ function Slot({ label, value, children }: { label: string; value: string | null;
   );
 }
 
+/** " · $X.XXX / 1k est." for an arm's estimated cost, nothing when no receipt gave one. */
+function usd(perThousand: number | null | undefined): string {
+  return perThousand == null ? "" : ` · $${perThousand.toFixed(3)} / 1k est.`;
+}
+
 /** Who serves traffic now (GET /rollout), with live arm figures and shadow agreement. */
 export function RolloutPanel({ rollout, versions }: { rollout: Rollout; versions: PolicyVersion[] }) {
   const byKey = new Map(versions.map((v) => [`${v.name}@${v.version}`, v]));
@@ -25,6 +30,7 @@ export function RolloutPanel({ rollout, versions }: { rollout: Rollout; versions
           <span className="small muted">
             {arms.active.outcomes} outcomes · {percent(arms.active.slo_attainment)} SLO ·{" "}
             {arms.active.breached_groups}/{arms.active.groups} groups breached
+            {usd(arms.active.estimated_usd_per_1k)}
           </span>
         )}
       </Slot>
@@ -42,7 +48,7 @@ export function RolloutPanel({ rollout, versions }: { rollout: Rollout; versions
           <span className="small muted" data-testid="canary-share">
             {percent(rollout.canary_share, 0)} of traffic
             {arms.canary &&
-              ` · ${arms.canary.outcomes} outcomes · ${percent(arms.canary.slo_attainment)} SLO · ${arms.canary.breached_groups}/${arms.canary.groups} groups breached`}
+              ` · ${arms.canary.outcomes} outcomes · ${percent(arms.canary.slo_attainment)} SLO · ${arms.canary.breached_groups}/${arms.canary.groups} groups breached${usd(arms.canary.estimated_usd_per_1k)}`}
           </span>
         )}
       </Slot>

@@ -153,8 +153,17 @@ def test_a_canary_serves_its_share_sticky_per_session(admins: Any, client_for: A
     assert 0.25 < share < 0.75
 
 
-def _outcomes(arm: str, policy: str, met: int, missed: int) -> None:
+def _outcomes(
+    arm: str, policy: str, met: int, missed: int, cost_usd: float | None = None
+) -> None:
+    """Decisions of `arm` with outcomes; with `cost_usd`, each has a receipt whose pick (the
+    first candidate) was estimated at that cost."""
     now = timezone.now()
+    receipt = (
+        {"v": 1, "candidates": [{"node": "muc-l4-1", "cost_usd": cost_usd}], "rejected": {}}
+        if cost_usd is not None
+        else {}
+    )
     rows = [
         DecisionRecord(
             id=f"{arm[:1]}{i:031d}",
@@ -176,6 +185,7 @@ def _outcomes(arm: str, policy: str, met: int, missed: int) -> None:
             ttft_ms=200 if i < met else 2000,
             e2e_ms=1000,
             outcome_at=now,
+            receipt=receipt,
         )
         for i in range(met + missed)
     ]
@@ -211,6 +221,23 @@ def test_a_healthy_canary_stays(admins: Any, settings: Any) -> None:
     _outcomes("canary", "least-loaded", met=59, missed=1)
     assert canary_check().startswith("healthy")
     assert PolicyVersion.objects.get(pk=pk).state == "canary"
+
+
+def test_the_rollout_gives_each_arms_live_figures_with_estimated_cost(admins: Any) -> None:
+    alice, _ = admins
+    pk = _approved(admins)
+    _act(alice, pk, "canary", canary_share=0.5)
+    PolicyVersion.objects.filter(pk=pk).update(
+        state_changed_at=timezone.now() - timedelta(minutes=5)
+    )
+    _outcomes("active", "weighted-score", met=9, missed=1, cost_usd=0.002)
+    _outcomes("canary", "least-loaded", met=4, missed=0, cost_usd=0.0005)
+    arms = alice.get("/api/v1/rollout").json()["arms"]
+    assert arms["active"]["outcomes"] == 10
+    assert arms["active"]["slo_attainment"] == pytest.approx(0.9)
+    assert arms["active"]["estimated_usd_per_1k"] == pytest.approx(2.0)
+    assert arms["canary"]["slo_attainment"] == pytest.approx(1.0)
+    assert arms["canary"]["estimated_usd_per_1k"] == pytest.approx(0.5)
 
 
 def test_promote_then_rollback_restores_the_previous_active(admins: Any, client_for: Any) -> None:
