@@ -361,6 +361,9 @@ LOCUS_RECORDER_STALLED_SECONDS: float = env.float("LOCUS_RECORDER_STALLED_SECOND
 LOCUS_SCORER_BUDGET_MS: float = env.float("LOCUS_SCORER_BUDGET_MS", default=2.0)
 # Tests turn the background threads off and refresh/flush by hand.
 LOCUS_ENGINE_BACKGROUND: bool = env.bool("LOCUS_ENGINE_BACKGROUND", default=True)
+# Freeze the heap once the engine serves (console/placement/engine/runtime.py `_freeze_heap`):
+# full garbage collections then scan what came later, not the whole framework.
+LOCUS_GC_FREEZE: bool = env.bool("LOCUS_GC_FREEZE", default=True)
 LOCUS_BREAKER: dict[str, float] = {
     key: env.float(f"LOCUS_BREAKER_{key.upper()}", default=default)
     for key, default in (
@@ -411,6 +414,9 @@ LOCUS_CANARY_MIN_OUTCOMES: int = env.int("LOCUS_CANARY_MIN_OUTCOMES", default=10
 LOCUS_CANARY_MAX_ATTAINMENT_DROP: float = env.float(
     "LOCUS_CANARY_MAX_ATTAINMENT_DROP", default=0.02
 )
+# How sure the watchdog must be that the canary's attainment is lower before the drop counts
+# (console/policies/canary.py: a one-sided two-proportion z-test).
+LOCUS_CANARY_CONFIDENCE: float = env.float("LOCUS_CANARY_CONFIDENCE", default=0.99)
 LOCUS_CANARY_MAX_BREACH_SHARE_INCREASE: float = env.float(
     "LOCUS_CANARY_MAX_BREACH_SHARE_INCREASE", default=0.1
 )

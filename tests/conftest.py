@@ -24,6 +24,9 @@ def _test_settings(settings):  # type: ignore[no-untyped-def]
     # The decision engine's threads would race the test database; tests refresh and flush
     # the engine by hand, and each test starts with a fresh one.
     settings.LOCUS_ENGINE_BACKGROUND = False
+    # A full collection per engine start would cost every test ~0.3 s (test_runtime_heap.py
+    # checks the freeze itself).
+    settings.LOCUS_GC_FREEZE = False
     # Likewise the key ring's background reload: from its own thread it cannot see a test's
     # uncommitted keys, and would swap in a ring without them mid-test.
     settings.LOCUS_API_KEY_CACHE_SECONDS = 3600.0

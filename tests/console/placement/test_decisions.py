@@ -220,6 +220,7 @@ def test_a_decision_takes_one_outcome(example_engine: Any, client_for: Any) -> N
     example_engine.recorder.flush()
     assert DecisionRecord.objects.get(pk=first).ttft_ms == 300
     example_engine._recent.clear()  # as after a restart: only the database knows
+    example_engine._reported.clear()
     assert report(second, 999).status_code == 409
 
 
@@ -344,5 +345,6 @@ def test_only_the_identity_that_asked_may_report_the_outcome(
         assert refused.json()["message"] == f"No decision {decision_id!r}."
         example_engine.recorder.flush()
         example_engine._recent.clear()  # the second round: only the database knows
+        example_engine._reported.clear()
     assert DecisionRecord.objects.get(pk=decision_id).ok is None
     assert owner.post(url, {"ok": True}, format="json").status_code == 200

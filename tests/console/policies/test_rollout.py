@@ -153,9 +153,7 @@ def test_a_canary_serves_its_share_sticky_per_session(admins: Any, client_for: A
     assert 0.25 < share < 0.75
 
 
-def _outcomes(
-    arm: str, policy: str, met: int, missed: int, cost_usd: float | None = None
-) -> None:
+def _outcomes(arm: str, policy: str, met: int, missed: int, cost_usd: float | None = None) -> None:
     """Decisions of `arm` with outcomes; with `cost_usd`, each has a receipt whose pick (the
     first candidate) was estimated at that cost."""
     now = timezone.now()
@@ -298,3 +296,23 @@ def test_transitions_are_sent_on_the_live_stream(admins: Any) -> None:
     message = async_to_sync(receive)()
     assert message["event"]["type"] == "policy.transition"
     assert message["event"]["to_state"] == "candidate" and message["event"]["version_id"] == pk
+
+
+def test_a_drop_within_sampling_noise_does_not_roll_back(admins: Any, settings: Any) -> None:
+    """95.0% against 97.5% on 200 outcomes each is a 2.5-point drop, past the margin, but a
+    one-sided z of 1.32: not significant at 0.99. The same rates on 1,200 outcomes each
+    (z = 3.2) are."""
+    alice, _ = admins
+    settings.LOCUS_CANARY_MIN_OUTCOMES = 50
+    pk = _approved(admins)
+    _act(alice, pk, "canary", canary_share=0.5)
+    PolicyVersion.objects.filter(pk=pk).update(
+        state_changed_at=timezone.now() - timedelta(minutes=5)
+    )
+    _outcomes("active", "weighted-score", met=195, missed=5)
+    _outcomes("canary", "least-loaded", met=190, missed=10)
+    assert canary_check().startswith("healthy")
+    DecisionRecord.objects.all().delete()
+    _outcomes("active", "weighted-score", met=1170, missed=30)
+    _outcomes("canary", "least-loaded", met=1140, missed=60)
+    assert canary_check().startswith("automatic rollback")
