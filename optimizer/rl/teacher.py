@@ -26,11 +26,12 @@ Why the fallback weighs the estimated TTFT: with exact state, most free KV alone
 other requests within their targets (of fewest outstanding, lowest estimated TTFT and most
 free KV, each at margins 0.5-1.0, on fleet-demo). On the telemetry the live engine sees (issue
 #18), KV use is only refreshed every scrape, so every hopeless request of a 10 s window went
-to the same node, and the policies cloned from it parked requests: a mean TTFT 2.4x the best
-heuristic's on training's validation replays. The estimated TTFT sees the engine's own sends
+to the same node: on training's validation replays (10 s telemetry) its mean TTFT was
+e^0.86 = 2.4x the best heuristic's (geometric mean of the excess), and policies cloned from it
+parked requests too. The estimated TTFT sees the engine's own sends
 since the scrape (queue depth), so it spreads them. Measured on generated fleets of seeds
 300-302 (30, 70, 140 nodes; none a training or held-out fleet), the Azure trace's rows
-10,000-11,500 with prompts x8, utilisation 0.5/1.5/2.5, seeds 0-2, 10 s telemetry, the teacher
+10,000-11,499 with prompts x8, utilisation 0.5/1.5/2.5, seeds 0-2, 10 s telemetry, the teacher
 averaged 2.99 points below the best heuristic with most free KV alone, 0.51 below with the
 lowest estimated TTFT alone and 0.05 below with this rule (docs/learned-policy.md).
 """
@@ -50,7 +51,7 @@ SLO_AWARE = "slo-aware"
 
 class SloAwareTeacher(Policy):
     """Fastest-enough, balanced, cache-affine and cheap when a node can meet the SLO;
-    otherwise the node with the most free KV memory (see the module docstring)."""
+    otherwise the most free KV memory net of the estimated TTFT (module docstring)."""
 
     name = SLO_AWARE
     TTFT_MARGIN = 0.7
