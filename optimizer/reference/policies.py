@@ -250,6 +250,7 @@ class SloAwareTeacher(Policy):
     TTFT_MARGIN = 0.7
     COST_WEIGHT = 0.3
     REFERENCE_USD_PER_1K = 1.0
+    FALLBACK_TTFT_WEIGHT = 1.0
 
     def __init__(self) -> None:
         self._prefix_aware = PrefixAwarePolicy()
@@ -269,7 +270,7 @@ class SloAwareTeacher(Policy):
             [1.0 - c.kv_used_bytes / c.kv_capacity_bytes for c in candidates], dtype=np.float64
         )
         if not feasible.any():
-            return kv_free
+            return kv_free - self.FALLBACK_TTFT_WEIGHT * est.ttft_s / ttft_target
         score = (
             self._prefix_aware.scores(request, candidates, topology)
             - est.ttft_s / ttft_target

@@ -33,7 +33,7 @@ from optimizer.rl.fleets import MultiFleetEnv
 from optimizer.rl.imitation import NoDecisionsError, clone, collect, fit_normalisation
 from optimizer.rl.network import DeepSetsPolicy
 from optimizer.rl.replays import MapFn
-from optimizer.rl.run import Best, Run, summarise
+from optimizer.rl.run import Best, Run, reference_ttft_mean_ms, summarise
 from optimizer.rl.scenarios import ScenarioConfig
 from optimizer.rl.teacher import TEACHER_NAMES, get_teacher
 from optimizer.sim import Simulator
@@ -143,10 +143,11 @@ def measure_baselines(run: Run) -> None:
     per_policy = len(run.validation_jobs(names[0]))
     jobs = [job for name in names for job in run.validation_jobs(name)]
     results = run.map_replays(jobs)
-    metrics = {
-        name: summarise(results[i * per_policy : (i + 1) * per_policy], run.config)
-        for i, name in enumerate(names)
+    by_policy = {
+        name: results[i * per_policy : (i + 1) * per_policy] for i, name in enumerate(names)
     }
+    reference = reference_ttft_mean_ms([by_policy[n] for n in POLICY_NAMES])
+    metrics = {name: summarise(rows, run.config, reference) for name, rows in by_policy.items()}
     best = max(
         POLICY_NAMES,
         key=lambda n: (metrics[n]["slo_attainment"], -metrics[n]["cost_per_1k_requests"]),
@@ -155,6 +156,7 @@ def measure_baselines(run: Run) -> None:
         "teacher": {"name": run.config.teacher, **metrics[run.config.teacher]},
         "best_heuristic": {"name": best, **metrics[best]},
         "heuristics": {n: metrics[n] for n in POLICY_NAMES},
+        "reference_ttft_mean_ms": reference,
     }
     run.report(
         "baselines",
@@ -164,6 +166,7 @@ def measure_baselines(run: Run) -> None:
             "best_heuristic": best,
             "best_heuristic_attainment": metrics[best]["slo_attainment"],
             "best_heuristic_ttft_p95_ms": metrics[best]["ttft_p95_ms"],
+            "best_heuristic_ttft_mean_ms": metrics[best]["ttft_mean_ms"],
             "validation_utilisations": list(run.config.validation_utilisations),
             "validation_load": metrics[best]["load"],
         },

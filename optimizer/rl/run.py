@@ -94,7 +94,8 @@ class Run:
         ]
 
     def validate(self, policy: str) -> dict[str, float]:
-        return summarise(self.map_replays(self.validation_jobs(policy)), self.config)
+        reference = self.baselines.get("reference_ttft_mean_ms")
+        return summarise(self.map_replays(self.validation_jobs(policy)), self.config, reference)
 
     def validate_actor(self, tag: str) -> dict[str, float]:
         """Validate the actor's current weights: exported beside the checkpoints, so that
@@ -115,30 +116,59 @@ class Run:
         write_policy_json(self.out, self.record)
 
 
-def summarise(results: list[dict[str, Any]], config: TrainConfig) -> dict[str, float]:
+def reference_ttft_mean_ms(heuristics: list[list[dict[str, Any]]]) -> list[float]:
+    """Per validation replay, the mean TTFT of the heuristic with the highest attainment on it
+    (the lower mean TTFT among ties): the bar `ttft_mean_excess` measures against. `heuristics`
+    holds each heuristic's results, replay by replay in the same order."""
+    return [
+        min((-r["slo_attainment"], r["ttft_mean_ms"]) for r in replay)[1]
+        for replay in zip(*heuristics, strict=True)
+    ]
+
+
+def summarise(
+    results: list[dict[str, Any]],
+    config: TrainConfig,
+    reference_ttft_mean_ms: list[float] | None = None,
+) -> dict[str, float]:
     """Means over the validation replays; `log_ttft_p95_s` is the mean log of p95 TTFT in
     seconds (p95 spans seconds at light load to an hour in overload, and its log weighs a
-    doubling the same at every load); `validation_score` is what picks the weights."""
+    doubling the same at every load); `ttft_mean_excess` is how far the mean TTFT exceeds the
+    best heuristic's on the same replay (`reference_ttft_mean_ms`, one per replay, from
+    `measure_baselines`), as the mean of max(0, log(ours / theirs)), 0 when not given;
+    `validation_score` is what picks the weights."""
     p95_s = [max(r["ttft_p95_ms"], 1.0) / 1000.0 for r in results]
+    excess = [0.0] * len(results)
+    if reference_ttft_mean_ms is not None:
+        excess = [
+            max(0.0, float(np.log(max(r["ttft_mean_ms"], 1.0) / max(ref, 1.0))))
+            for r, ref in zip(results, reference_ttft_mean_ms, strict=True)
+        ]
     metrics = {
         "slo_attainment": float(np.mean([r["slo_attainment"] for r in results])),
         "ttft_p95_ms": float(np.mean([r["ttft_p95_ms"] for r in results])),
         "ttft_mean_ms": float(np.mean([r["ttft_mean_ms"] for r in results])),
         "cost_per_1k_requests": float(np.mean([r["cost_per_1k_requests"] for r in results])),
         "log_ttft_p95_s": float(np.mean(np.log(p95_s))),
+        "ttft_mean_excess": float(np.mean(excess)),
         "load": float(np.mean([r["load"] for r in results])),
         "utilisation": float(np.mean([r["utilisation"] for r in results])),
     }
-    metrics["validation_score"] = score(metrics, config.validation_p95_weight)
+    metrics["validation_score"] = score(
+        metrics, config.validation_p95_weight, config.validation_ttft_excess_weight
+    )
     return metrics
 
 
-def score(metrics: dict[str, float], p95_weight: float) -> float:
-    """Attainment first, then `p95_weight` per unit of log p95 TTFT and 0.1 point per USD per
-    1k. Attainment alone prefers parking hopeless requests on a node where they wait for
-    minutes, which the p95 TTFT (the tail users feel) forbids."""
+def score(metrics: dict[str, float], p95_weight: float, excess_weight: float = 0.0) -> float:
+    """Attainment first, then `p95_weight` per unit of log p95 TTFT, `excess_weight` per unit
+    of `ttft_mean_excess` and 0.1 point per USD per 1k. Attainment alone prefers parking
+    hopeless requests on a node where they wait for minutes: the p95 TTFT (the tail users
+    feel) and the mean TTFT above the best heuristic's (issue #18's bar: more attainment than
+    the best heuristic at heavy load, at a mean TTFT no higher) forbid it."""
     return (
         metrics["slo_attainment"]
         - p95_weight * metrics["log_ttft_p95_s"]
+        - excess_weight * metrics["ttft_mean_excess"]
         - 0.001 * metrics["cost_per_1k_requests"]
     )

@@ -9,8 +9,8 @@
 
 Progress is `progress(fraction, metrics)` with named metrics (docs/learned-policy.md lists
 them): `phase`, and per phase `timesteps`, `steps_per_s`, `approx_kl`, validation's
-`slo_attainment`, `ttft_p95_ms`, `cost_per_1k_requests`, `validation_score`, and the
-`teacher_attainment` and `best_heuristic_attainment` baselines. Validation replays are plain
+`slo_attainment`, `ttft_p95_ms`, `ttft_mean_excess`, `cost_per_1k_requests`, `validation_score`,
+and the `teacher_attainment` and `best_heuristic_attainment` baselines. Validation replays are plain
 jobs (`optimizer.rl.replays`) handed to `map_replays`, so the console fans them out over its
 Celery workers; the CLI runs them inline. The phases live in `optimizer.rl.phases`, the state
 they share in `optimizer.rl.run`.
@@ -111,6 +111,12 @@ class TrainConfig:
     validation_p95_weight: float = 0.02
     """Attainment given up per unit of mean log p95 TTFT when validation picks the weights
     (0.02: a doubled p95 TTFT costs ~1.4 points)."""
+    validation_ttft_excess_weight: float = 0.1
+    """Attainment given up per unit of `ttft_mean_excess` (the mean over validation replays of
+    max(0, log of the mean TTFT over the best heuristic's on that replay)) when validation
+    picks the weights: a mean TTFT 10% above the best heuristic's costs ~1 point, 30% ~2.6, so
+    weights that win 5 points by parking requests (issue #18: +5.3 points at 1.3x the mean
+    TTFT on a held-out fleet) lose to weights that win 3 at the heuristic's mean TTFT."""
     eval_trace: str | None = None
     """Held-out trace for the final evaluation (None skips it)."""
     eval_loads: tuple[float, ...] = (1.0, 3.5)

@@ -66,7 +66,8 @@ def test_train_init_generalist_starts_from_its_weights(unseen_fleet: Path, tmp_p
     start = record["validation"]["history"][0]
     assert start["timesteps"] == 0
     # The start validates exactly as the shipped generalist does on the same replays
-    # (TrainConfig defaults: seed 0, window 4096, utilisations 0.4, 0.9, 1.4).
+    # (TrainConfig defaults: seed 0, window 4096, utilisations 0.4, 0.9, 1.4, telemetry 10 s,
+    # the midpoint of the 5-15 s training range).
     own = [
         run_replay(
             scenario_job(
@@ -77,6 +78,7 @@ def test_train_init_generalist_starts_from_its_weights(unseen_fleet: Path, tmp_p
                 utilisation=u,
                 scenario_seed=10_000 + i,
                 policy_seed=0,
+                telemetry_interval_s=10.0,
             )
         )["slo_attainment"]
         for i, u in enumerate((0.4, 0.9, 1.4))

@@ -259,6 +259,9 @@ def test_train_api_runs_a_tiny_budget_and_reports_progress(
     assert meta["feature_version"] == FEATURE_VERSION
     assert meta["training_config"]["timesteps"] == 256
     assert meta["evaluation"]["loads"][0]["best_heuristic"]["name"]
+    validations = [m for _, m in seen if m.get("event") == "validation"]
+    assert validations and all("ttft_mean_excess" in m for m in validations)
+    assert len(meta["validation"]["baselines"]["reference_ttft_mean_ms"]) == 1
     loaded = load_trained_policy(result.out)
     trace_rows = load_trace(trace_path, limit=5)
     assert len(trace_rows) == 5 and loaded.meta["seed"] == 0

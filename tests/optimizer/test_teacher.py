@@ -55,3 +55,13 @@ def test_when_no_node_can_make_it_it_takes_the_most_free_kv() -> None:
     assert _pick(topo, views, prompt=30_000) == "core-l"
     views = _views(topo, **{"core-l": {"kv_used_bytes": 40 * GIB}})
     assert _pick(topo, views, prompt=30_000) == "cloud-l"
+
+
+def test_when_no_node_can_make_it_a_queue_outweighs_free_kv() -> None:
+    # On stale telemetry KV use is refreshed only every scrape, while the queue counts the
+    # engine's own sends: the fallback must stop sending to the emptiest-KV node once its
+    # queue makes it the slowest (docs/learned-policy.md, the teacher's fallback).
+    topo = tiny_topology(keep_nodes=("core-l", "cloud-l"))
+    busy = {"queue_depth": 3, "queued_prompt_tokens": 90_000}
+    views = _views(topo, **{"cloud-l": {"kv_used_bytes": 20 * GIB}, "core-l": busy})
+    assert _pick(topo, views, prompt=30_000) == "cloud-l"
