@@ -3,10 +3,11 @@
     .venv/bin/python tests/bench/bench_canary_watchdog.py [--runs 2000] [--per-minute 240]
 
 Two arms with the given true SLO attainments receive outcomes at `--per-minute` in total, half
-each (the live demo at a 50% canary gets about 120 a minute on each arm); the watchdog checks every 30 s over a 20-minute canary, on the last 15 minutes'
-outcomes once both arms have 100 (the shipped settings), with the margin alone and with the
-margin plus the significance test (`console.policies.canary.significantly_lower`). Prints the
-share of canaries rolled back. Asserts nothing.
+each (the live demo at a 50% canary gets about 120 a minute on each arm); the watchdog checks
+every 30 s over a 20-minute canary, on the last 15 minutes' outcomes once both arms have 100
+(the shipped settings), with the margin alone and with the margin plus the significance test
+(`console.policies.canary.significantly_lower`). Prints the share of canaries rolled back.
+Asserts nothing.
 """
 
 from __future__ import annotations

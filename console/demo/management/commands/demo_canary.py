@@ -26,6 +26,8 @@ import requests
 from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
 
 from console.access.choices import Role
 from console.access.services import api_key_create, api_key_revoke
@@ -134,6 +136,15 @@ class _Api:
         self.base = base.rstrip("/")
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Bearer {secret}"
+        # A fresh connection per call: this polls every few seconds, and a kept-alive one
+        # races the server's idle timeout (uvicorn closes after 5 s), which showed up as
+        # "Remote end closed connection without response". Reads are retried on transient
+        # failures (a restarting process); rollout actions are not, so none is sent twice.
+        self.session.headers["Connection"] = "close"
+        self.session.mount(
+            base,
+            HTTPAdapter(max_retries=Retry(total=3, backoff_factor=0.5, allowed_methods={"GET"})),
+        )
 
     def get(self, path: str, **kwargs: Any) -> Any:
         return self._answer(self.session.get(self.base + path, timeout=TIMEOUT_S, **kwargs))
