@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from multiprocessing.process import BaseProcess
 from types import FrameType
+from typing import Any
 
 logger = logging.getLogger(__name__)
 # A picker that dies at once (a bad setting, the database gone at start) is restarted at most
@@ -43,10 +44,16 @@ class PickerProcesses:
     _started_at: list[float] = field(default_factory=list)
     _stopping: bool = False
 
-    def start(self) -> PickerProcesses:
-        for _ in range(self.count):
-            self._children.append(self._spawn())
+    def start(self, timeout: float = 60.0) -> PickerProcesses:
+        """Spawn them; return once each listens (or `timeout` passed; check() restarts one
+        that died)."""
+        listening = [self._spawn() for _ in range(self.count)]
+        deadline = time.monotonic() + timeout
+        for child, ready in listening:
+            self._children.append(child)
             self._started_at.append(time.monotonic())
+            while child.is_alive() and not ready.wait(0.2) and time.monotonic() < deadline:
+                pass
         return self
 
     def pids(self) -> list[int]:
@@ -62,7 +69,7 @@ class PickerProcesses:
             logger.warning(
                 "picker process %s ended (exit %s); starting another", child.pid, child.exitcode
             )
-            self._children[index] = self._spawn()
+            self._children[index] = self._spawn()[0]
             self._started_at[index] = time.monotonic()
 
     def stop(self, timeout: float = 15.0) -> None:
@@ -77,20 +84,22 @@ class PickerProcesses:
                 child.kill()
                 child.join(1.0)
 
-    def _spawn(self) -> BaseProcess:
+    def _spawn(self) -> tuple[BaseProcess, Any]:
         # spawn, not fork: a fork would copy the command's gRPC, engine and database threads'
         # state mid-flight (grpcio does not support fork after its threads started).
-        process = multiprocessing.get_context("spawn").Process(
+        context = multiprocessing.get_context("spawn")
+        ready = context.Event()
+        process = context.Process(
             target=serve_one,
-            args=(self.port, self.health_port, self.source, self.host),
+            args=(self.port, self.health_port, self.source, self.host, ready),
             name="locus-picker-process",
             daemon=True,
         )
         process.start()
-        return process
+        return process, ready
 
 
-def serve_one(port: int, health_port: int, source: str | None, host: str) -> None:
+def serve_one(port: int, health_port: int, source: str | None, host: str, ready: Any) -> None:
     """A spawned picker: the same server as the command's own, on the same ports."""
     import django
 
@@ -99,6 +108,7 @@ def serve_one(port: int, health_port: int, source: str | None, host: str) -> Non
     from console.placement.engine.runtime import runtime
 
     server = PickerServer(port=port, health_port=health_port, source=source, host=host).start()
+    ready.set()
 
     def stop(signum: int, frame: FrameType | None) -> None:
         server.stop()
