@@ -42,6 +42,9 @@ class PickerProcesses:
     host: str
     _children: list[BaseProcess] = field(default_factory=list)
     _started_at: list[float] = field(default_factory=list)
+    # Each child's "listening" event, kept: a child unpickles it after its start, and an
+    # event the parent dropped is gone by then (its semaphore unlinked).
+    _ready: list[Any] = field(default_factory=list)
     _stopping: bool = False
 
     def start(self, timeout: float = 60.0) -> PickerProcesses:
@@ -51,13 +54,11 @@ class PickerProcesses:
         deadline = time.monotonic() + timeout
         for child, ready in listening:
             self._children.append(child)
+            self._ready.append(ready)
             self._started_at.append(time.monotonic())
             while child.is_alive() and not ready.wait(0.2) and time.monotonic() < deadline:
                 pass
         return self
-
-    def pids(self) -> list[int]:
-        return [p.pid for p in self._children if p.pid is not None]
 
     def check(self) -> None:
         """Start again any picker that ended while the command still runs."""
@@ -69,7 +70,7 @@ class PickerProcesses:
             logger.warning(
                 "picker process %s ended (exit %s); starting another", child.pid, child.exitcode
             )
-            self._children[index] = self._spawn()[0]
+            self._children[index], self._ready[index] = self._spawn()
             self._started_at[index] = time.monotonic()
 
     def stop(self, timeout: float = 15.0) -> None:

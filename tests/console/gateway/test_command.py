@@ -156,6 +156,17 @@ def test_run_picker_processes_answer_on_one_port(tmp_path: Path) -> None:
             assert _decide(channel)
             answered = _owner(_sockets_on(port, "01"), pids)
         assert sum(1 for n in answered.values() if n) == 2, answered
+        # A spawned picker that dies is started again, and listens on the port again.
+        (spawned,) = [pid for pid, n in listening.items() if n and pid != process.pid]
+        os.kill(spawned, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            pids = {process.pid, *_children(process.pid)} - {spawned}
+            listening = _owner(_sockets_on(port, "0A"), pids)
+            if sum(1 for n in listening.values() if n) == 2:
+                break
+            time.sleep(0.2)
+        assert sum(1 for n in listening.values() if n) == 2, listening
         _stop(process)
         # The spawned picker stopped with the command, not orphaned.
         pickers = [pid for pid, n in listening.items() if n]
