@@ -390,6 +390,8 @@ LOCUS_PICKER_HEALTH_PORT: int = env.int("LOCUS_PICKER_HEALTH_PORT", default=9003
 LOCUS_PICKER_SOURCE: str = env.str("LOCUS_PICKER_SOURCE", default="")
 # Prometheus /metrics of the picker process (llm-d uses 9090); 0: not served.
 LOCUS_PICKER_METRICS_PORT: int = env.int("LOCUS_PICKER_METRICS_PORT", default=0)
+# Pickers on the same ports, each with its own engine (run_picker --processes; docs/gateway.md).
+LOCUS_PICKER_PROCESSES: int = env.int("LOCUS_PICKER_PROCESSES", default=1)
 LOCUS_PICKER_MAX_BODY_BYTES: int = env.int("LOCUS_PICKER_MAX_BODY_BYTES", default=16 * 1024 * 1024)
 # Endpoints per answer, the pick first (0: the pick and every fallback). Envoy's ORIGINAL_DST
 # cluster reads one ip:port from the header: give it 1.

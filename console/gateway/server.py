@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,9 @@ logger = logging.getLogger(__name__)
 EXT_PROC_SERVICE = "envoy.service.ext_proc.v3.ExternalProcessor"
 READY_SERVICES = ("readiness", EXT_PROC_SERVICE)
 READINESS_POLL_S = 0.2
+# Several pickers may listen on one port (`run_picker --processes`, console/gateway/
+# processes.py). grpcio sets SO_REUSEPORT by default on Linux; said here, since it is relied on.
+SERVER_OPTIONS = (("grpc.so_reuseport", 1),)
 
 
 class Picker(ep_grpc.ExternalProcessorServicer):
@@ -96,10 +99,13 @@ class PickerServer:
         if self._thread is not None:
             self._thread.join(10)
 
-    def wait(self) -> None:
+    def wait(self, every: Callable[[], None] | None = None) -> None:
+        """Until the servers stop; `every` runs about once a second meanwhile."""
         assert self._thread is not None
         while self._thread.is_alive():
             self._thread.join(1.0)
+            if every is not None:
+                every()
 
     def _run(self) -> None:
         self._loop = asyncio.new_event_loop()
@@ -113,11 +119,11 @@ class PickerServer:
 
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
-        picker = grpc.aio.server()
+        picker = grpc.aio.server(options=SERVER_OPTIONS)
         ep_grpc.add_ExternalProcessorServicer_to_server(Picker(source=self.source), picker)
         self.bound_port = picker.add_insecure_port(f"{self.host}:{self.port}")
         health = health_aio.HealthServicer()
-        checks = grpc.aio.server()
+        checks = grpc.aio.server(options=SERVER_OPTIONS)
         health_pb2_grpc.add_HealthServicer_to_server(health, checks)
         self.bound_health_port = checks.add_insecure_port(f"{self.host}:{self.health_port}")
         await health.set("liveness", health_pb2.HealthCheckResponse.SERVING)

@@ -2,12 +2,17 @@
 bidirectional stream alone (the same messages as the picker's request path: the held
 headers answered after the body, the body echoed). Benchmarks only.
 
-    .venv/bin/python tests/bench/echo_picker.py PORT
+    .venv/bin/python tests/bench/echo_picker.py PORT [PROCESSES]
+
+With PROCESSES > 1, that many echoes listen on PORT (grpcio's SO_REUSEPORT), as
+`run_picker --processes` does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -38,12 +43,25 @@ class Echo(ep_grpc.ExternalProcessorServicer):
 
 
 async def main(port: int) -> None:
-    server = grpc.aio.server()
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 1)])
     ep_grpc.add_ExternalProcessorServicer_to_server(Echo(), server)
     server.add_insecure_port(f"127.0.0.1:{port}")
     await server.start()
     await server.wait_for_termination()
 
 
+def _stop(children: list[subprocess.Popen[bytes]]) -> None:
+    for child in children:
+        child.terminate()
+    for child in children:
+        child.wait(10)
+    raise SystemExit(0)
+
+
 if __name__ == "__main__":
+    processes = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    others = [
+        subprocess.Popen([sys.executable, __file__, sys.argv[1]]) for _ in range(processes - 1)
+    ]
+    signal.signal(signal.SIGTERM, lambda signum, frame: _stop(others))
     asyncio.run(main(int(sys.argv[1])))

@@ -82,6 +82,7 @@ def test_a_picker_without_a_snapshot_answers_503_not_silence(engine_settings: An
         (["--port", "70000"], "--port 70000: not a TCP port"),
         (["--port", "9100", "--health-port", "9100"], "the same port"),
         (["--metrics-port", "9003"], "the same port"),
+        (["--processes", "0"], "--processes 0: between 1 and 64"),
     ],
 )
 def test_run_picker_refuses_bad_arguments(args: list[str], message: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from types import FrameType
 from typing import Any
@@ -9,9 +10,12 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from console.gateway.processes import PickerProcesses
 from console.gateway.server import PickerServer
 from console.inventory.models import Source
 from console.placement.engine.runtime import runtime
+
+MULTIPROC = "PROMETHEUS_MULTIPROC_DIR"
 
 
 class Command(BaseCommand):
@@ -35,6 +39,13 @@ class Command(BaseCommand):
             default=settings.LOCUS_PICKER_METRICS_PORT or None,
             help="Serve Prometheus /metrics on this port (default: off).",
         )
+        parser.add_argument(
+            "--processes",
+            type=int,
+            default=settings.LOCUS_PICKER_PROCESSES,
+            help="Pickers on the same ports, each a full picker with its own engine "
+            "(SO_REUSEPORT; default 1).",
+        )
 
     def handle(
         self,
@@ -44,8 +55,11 @@ class Command(BaseCommand):
         source: str | None,
         host: str,
         metrics_port: int | None,
+        processes: int,
         **_: Any,
     ) -> None:
+        if not 1 <= processes <= 64:
+            raise CommandError(f"--processes {processes}: between 1 and 64")
         ports = {"--port": port, "--health-port": health_port}
         if metrics_port is not None:
             ports["--metrics-port"] = metrics_port
@@ -69,11 +83,24 @@ class Command(BaseCommand):
         except (RuntimeError, OSError) as exc:  # an address in use or that cannot be bound
             where = "/".join(str(p) for p in ports.values())
             raise CommandError(f"cannot listen on {host}:{where}: {exc}") from exc
+        # The others bind the ports this one bound (port 0 resolved), with SO_REUSEPORT.
+        others = PickerProcesses(
+            processes - 1,
+            port=server.bound_port,
+            health_port=server.bound_health_port,
+            source=source,
+            host=host,
+        ).start()
         metrics = f", metrics on {host}:{server.bound_metrics_port}" if metrics_port else ""
+        if metrics_port is not None and processes > 1 and not os.environ.get(MULTIPROC):
+            # Only this process serves /metrics; the others' series reach it through
+            # prometheus_client's multiprocess directory, or not at all.
+            self.stderr.write(f"warning: /metrics shows this process only; set {MULTIPROC}")
         self.stdout.write(
             f"picker: ext_proc on {host}:{server.bound_port}, "
             f"health on {host}:{server.bound_health_port}{metrics}, "
-            f"source {source or '(per request)'}",
+            f"source {source or '(per request)'}, {processes} process"
+            f"{'es' if processes > 1 else ''}",
         )
         self.stdout.flush()
 
@@ -82,8 +109,10 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGTERM, stop)
         try:
-            server.wait()
+            server.wait(every=others.check)
         except KeyboardInterrupt:
             server.stop()
+        finally:
+            others.stop()
         # Write what the recorder still holds: nothing the picker decided is lost on exit.
         runtime().recorder.stop(timeout=10.0)
