@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 
 from console.placement.engine.runtime import runtime
 from console.placement.models import DecisionRecord
-from console.policies.canary import canary_check
+from console.policies.canary import ArmStats, canary_check, significantly_more_breached
 from console.policies.models import PolicyTransition, PolicyVersion
 from tests.console.placement.conftest import SMALL_REQUEST
 
@@ -316,3 +316,15 @@ def test_a_drop_within_sampling_noise_does_not_roll_back(admins: Any, settings: 
     _outcomes("active", "weighted-score", met=1170, missed=30)
     _outcomes("canary", "least-loaded", met=1140, missed=60)
     assert canary_check().startswith("automatic rollback")
+
+
+def test_a_breach_share_within_noise_does_not_roll_back() -> None:
+    """2 breached groups of 10 against 1 of 16 is 14 points more, past the 10-point margin, but
+    a z of 1.07; 20 of 100 against 10 of 160 (z = 3.4) is significant."""
+    few = ArmStats(outcomes=900, met=870, groups=10, breached=2)
+    few_active = ArmStats(outcomes=900, met=870, groups=16, breached=1)
+    assert not significantly_more_breached(few, few_active, 0.99)
+    many = ArmStats(outcomes=9000, met=8700, groups=100, breached=20)
+    many_active = ArmStats(outcomes=9000, met=8700, groups=160, breached=10)
+    assert significantly_more_breached(many, many_active, 0.99)
+    assert not significantly_more_breached(many_active, many, 0.99)  # fewer is never worse
