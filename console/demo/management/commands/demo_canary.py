@@ -86,12 +86,15 @@ class Command(BaseCommand):
             evaluation = policy.get("latest_evaluation") or {}
             if evaluation.get("status") != "succeeded":
                 self._evaluate(api[0], pk, options["evaluation_timeout"])
-            api[0].post(f"/api/v1/policies/{pk}/approve", {"reason": "demo canary: approve"})
+            _transition(api[0], pk, "approve", {"reason": "demo canary: approve"}, "approved")
             self.stdout.write(f"{name}@{version}: approved by admin")
         if api[0].get(f"/api/v1/policies/{pk}")["state"] != "canary":
-            api[1].post(
-                f"/api/v1/policies/{pk}/canary",
+            _transition(
+                api[1],
+                pk,
+                "canary",
                 {"reason": "demo canary: start", "canary_share": options["share"]},
+                "canary",
             )
             self.stdout.write(
                 f"{name}@{version}: canary at {options['share']:.0%} by {options['second_admin']}"
@@ -160,6 +163,17 @@ class _Api:
                 f"{response.text[:500]}"
             )
         return response.json()
+
+
+def _transition(api: _Api, pk: int, verb: str, body: dict[str, Any], target: str) -> None:
+    """A rollout action, sent once more only if the connection broke before an answer and
+    the version has not reached `target` (a repeat is refused with 409 anyway, so none is
+    applied twice)."""
+    try:
+        api.post(f"/api/v1/policies/{pk}/{verb}", body)
+    except requests.ConnectionError:
+        if api.get(f"/api/v1/policies/{pk}")["state"] != target:
+            api.post(f"/api/v1/policies/{pk}/{verb}", body)
 
 
 def _second_admin(username: str) -> User:
