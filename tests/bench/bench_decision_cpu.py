@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,37 +30,17 @@ def main() -> None:
     parser.add_argument("--topology", type=Path, default=FLEET)
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
-    scratch = tempfile.mkdtemp(prefix="locus-bench-cpu-")
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="console.settings",
-        LOCUS_VAR_DIR=scratch,
-        DATABASE_URL=f"sqlite:///{scratch}/bench.sqlite3",
-        REDIS_URL="",
-        LOCUS_ENGINE_BACKGROUND="false",
-    )
-    import django
+    os.environ["LOCUS_ENGINE_BACKGROUND"] = "false"
+    from tests.bench.inprocess import scratch_console
 
-    django.setup()
+    _fleet, body = scratch_console(args.topology)
     import orjson
-    from django.core.management import call_command
 
-    from console.inventory.services import topology_import
     from console.placement.api import handlers
     from console.placement.engine.runtime import runtime
-    from optimizer.topology import load_topology
 
-    call_command("migrate", interactive=False, verbosity=0)
-    fleet = load_topology(args.topology)
-    topology_import(topology=fleet)
     serving = runtime()
     serving.refresh()
-    body = {
-        "model": fleet.model_shares()[0][0],
-        "source": fleet.sources[0].name,
-        "prompt_tokens": 1800,
-        "max_output_tokens": 256,
-        "prefix_hashes": [11, 12, 13],
-    }
     batch = {
         "requests": [
             {**body, "prompt_tokens": 500 + 10 * i, "session_id": f"s{i}"} for i in range(100)

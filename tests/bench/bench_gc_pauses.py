@@ -16,7 +16,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,29 +27,14 @@ def _loop(seconds: float) -> dict[str, object]:
     """One run in this process (the child side)."""
     import gc
 
-    import django
+    from tests.bench.inprocess import scratch_console
 
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", interactive=False, verbosity=0)
-    from console.inventory.services import topology_import
+    _fleet, body = scratch_console(FLEET)
+    import console.asgi  # noqa: F401  (what a serving process has loaded)
     from console.placement.api import handlers
     from console.placement.engine.runtime import runtime
-    from optimizer.topology import load_topology
-
-    fleet = load_topology(FLEET)
-    topology_import(topology=fleet)
-    import console.asgi  # noqa: F401  (what a serving process has loaded)
 
     runtime().ensure_started()
-    body = {
-        "model": fleet.model_shares()[0][0],
-        "source": fleet.sources[0].name,
-        "prompt_tokens": 1800,
-        "max_output_tokens": 256,
-        "prefix_hashes": [11, 12, 13],
-    }
     started: list[float] = []
     pauses: list[float] = []
 
@@ -78,16 +62,10 @@ def main() -> None:
     if args.child:
         print(json.dumps(_loop(args.seconds)))
         return
+    from tests.bench.inprocess import scratch_environ
+
     for freeze in ("false", "true"):
-        scratch = tempfile.mkdtemp(prefix="locus-bench-gc-")
-        env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "console.settings",
-            "LOCUS_VAR_DIR": scratch,
-            "DATABASE_URL": f"sqlite:///{scratch}/bench.sqlite3",
-            "REDIS_URL": "",
-            "LOCUS_GC_FREEZE": freeze,
-        }
+        env = {**os.environ, **scratch_environ(LOCUS_GC_FREEZE=freeze)}
         out = subprocess.run(
             [sys.executable, __file__, "--child", "--seconds", str(args.seconds)],
             env=env,
