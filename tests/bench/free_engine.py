@@ -10,10 +10,10 @@ serve this.
 from __future__ import annotations
 
 import time
-import uuid
 
 from console.asgi import application
 from console.placement.engine import core
+from console.placement.engine.ids import decision_ids
 
 _decide = core.Engine.decide
 _first: dict[tuple[str, str | None, str | None], core.Decision] = {}
@@ -26,7 +26,7 @@ def _free_decide(self: core.Engine, body: core.DecisionInput) -> core.Decision:
     if model is None:
         model = _first[key] = _decide(self, body)
     decision = core.Decision(
-        uuid.uuid4().hex,
+        decision_ids.next(),  # as the real engine draws them
         model.request,
         model.node,
         model.site,
