@@ -30,7 +30,7 @@ from console.gateway import envoy
 from console.gateway.endpoints import endpoint_map, within_subset
 from console.gateway.metrics import PICKER_SECONDS
 from console.gateway.openai import PATHS, BadBody, parse_openai
-from console.placement.engine.core import DecisionInput, UnknownName
+from console.placement.engine.inputs import DecisionInput, UnknownName
 from console.placement.engine.runtime import Runtime, runtime
 from console.placement.engine.snapshot import Snapshot
 

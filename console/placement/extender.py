@@ -36,7 +36,7 @@ from console.api import jsonbody
 from console.api.errors import error_body
 from console.placement.api.bodies import PlacementRequestBody
 from console.placement.api.handlers import decision_input
-from console.placement.engine.core import DecisionInput, UnknownName
+from console.placement.engine.inputs import DecisionInput, UnknownName
 from console.placement.engine.runtime import runtime
 
 ANNOTATION = "locus.io/"

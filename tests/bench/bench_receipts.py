@@ -45,7 +45,7 @@ def main() -> None:
 
     from console.inventory.services import topology_import
     from console.placement.engine import core
-    from console.placement.engine.core import DecisionInput
+    from console.placement.engine.inputs import DecisionInput
     from console.placement.engine.runtime import runtime
     from console.placement.receipts import receipt_of
     from optimizer.topology import load_topology

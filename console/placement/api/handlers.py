@@ -9,7 +9,8 @@ from typing import Any
 from rest_framework.exceptions import ValidationError
 
 from console.placement.api.bodies import PlacementBatchBody, PlacementRequestBody, parse
-from console.placement.engine.core import Decision, DecisionInput, UnknownName
+from console.placement.engine.core import Decision
+from console.placement.engine.inputs import DecisionInput, UnknownName
 from console.placement.engine.runtime import runtime
 from console.placement.metrics import NO_CANDIDATE
 

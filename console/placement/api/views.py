@@ -22,7 +22,8 @@ from console.placement.api.bodies import (
     PlacementRequestBody,
     parse,
 )
-from console.placement.engine.runtime import DecisionNotFound, OutcomeAlreadyRecorded, runtime
+from console.placement.engine.outcomes import DecisionNotFound, OutcomeAlreadyRecorded
+from console.placement.engine.runtime import runtime
 from console.placement.models import BreakerEvent, DecisionRecord
 from console.placement.selectors import decision_overview
 from console.placement.series import fleet_series

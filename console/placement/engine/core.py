@@ -25,9 +25,10 @@ import numpy as np
 from console.placement.engine.breakers import BreakerBoard
 from console.placement.engine.explain import explain, receipt_candidates
 from console.placement.engine.ids import decision_ids
+from console.placement.engine.inputs import DecisionInput, request_of
 from console.placement.engine.scorer_guard import ScorerGuard
 from console.placement.engine.snapshot import PolicyRef, Snapshot
-from optimizer.decision import PlacementRequest, placement_request
+from optimizer.decision import PlacementRequest
 from optimizer.kernel.candidates import Candidates, constrain, rejected_reasons, top_k
 from optimizer.kernel.fleet import D_QUEUE, Fleet
 from optimizer.kernel.live import LiveState
@@ -39,33 +40,6 @@ REASON_BREAKER = "breaker_open"
 # the pick plus the default fallbacks and one more, so a receipt shows why the fallbacks came
 # in that order.
 RECEIPT_CANDIDATES = 5
-
-
-class UnknownName(ValueError):
-    """The request names a model, source, site or SLO the inventory does not have."""
-
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field_name
-
-
-@dataclass(frozen=True)
-class DecisionInput:
-    """A validated decision request (docs/contracts.md §4, POST /api/v1/placements)."""
-
-    model: str
-    prompt_tokens: int
-    max_output_tokens: int
-    source: str | None = None
-    site: str | None = None
-    slo: str | None = None
-    prefix_hashes: tuple[int, ...] = ()
-    session_id: str | None = None
-    explain: bool = False
-    # Who asked (an identity name: `key:NAME` or a username); only it may report the outcome.
-    caller: str = ""
-    # Only these nodes may be picked (a gateway's endpoints or its subset hint); None: any.
-    among: frozenset[str] | None = None
 
 
 @dataclass
@@ -146,14 +120,14 @@ class Engine:
         snap = self._snapshot
         if snap is None:
             raise RuntimeError("the decision engine has no snapshot yet")
-        return _request_of(snap, body)
+        return request_of(snap, body)
 
     def decide(self, body: DecisionInput) -> Decision:
         start = time.perf_counter()
         snap = self._snapshot
         if snap is None:
             raise RuntimeError("the decision engine has no snapshot yet")
-        request = _request_of(snap, body)
+        request = request_of(snap, body)
         decision_id = decision_ids.next()
         with self._lock:
             now = time.time()
@@ -209,7 +183,7 @@ class Engine:
         snap = self._snapshot
         if snap is None:
             raise RuntimeError("the decision engine has no snapshot yet")
-        request = _request_of(snap, body)
+        request = request_of(snap, body)
         with self._lock:
             candidates, rejected = self._candidates(request, among, time.time())
             if not len(candidates):
@@ -225,7 +199,7 @@ class Engine:
         snap = self._snapshot
         if snap is None:
             raise RuntimeError("the decision engine has no snapshot yet")
-        request = _request_of(snap, body)
+        request = request_of(snap, body)
         with self._lock:
             candidates, _ = self._candidates(request, body.among, time.time())
         queue = candidates.dynamic[:, D_QUEUE]
@@ -325,35 +299,3 @@ class Engine:
         assert fleet is not None and live is not None
         live.sent(node, fleet.model_index[request.model], request.prefix_hashes)
         self.breakers.on_pick(fleet.names[node])
-
-
-def _request_of(snap: Snapshot, body: DecisionInput) -> PlacementRequest:
-    """Resolve names against the inventory; unknown names are the caller's error (400)."""
-    topology = snap.topology
-    if body.model not in topology.model_by_name:
-        raise UnknownName("model", f"Unknown model {body.model!r}.")
-    slo = body.slo
-    if body.source is not None:
-        source = topology.source_by_name.get(body.source)
-        if source is None:
-            raise UnknownName("source", f"Unknown source {body.source!r}.")
-        site = source.site
-        slo = slo or source.slo
-    elif body.site is not None:
-        if body.site not in topology.site_by_name:
-            raise UnknownName("site", f"Unknown site {body.site!r}.")
-        site = body.site
-    else:
-        raise UnknownName("source", "Give a source, or a site for unregistered callers.")
-    if slo is not None and slo not in topology.slo_by_name:
-        raise UnknownName("slo", f"Unknown SLO {slo!r}.")
-    return placement_request(
-        topology,
-        model=body.model,
-        source_site=site,
-        slo=slo,
-        prompt_tokens=body.prompt_tokens,
-        max_output_tokens=body.max_output_tokens,
-        prefix_hashes=body.prefix_hashes,
-        source=body.source,
-    )

@@ -13,15 +13,17 @@ import gc
 import logging
 import threading
 import time
-from collections import OrderedDict
 from typing import Any
 
 from django.conf import settings
 
 from console.dbutil import release_connections
 from console.placement.engine.breakers import OPEN, BreakerBoard, BreakerConfig
-from console.placement.engine.core import Decision, DecisionInput, Engine
+from console.placement.engine.core import Decision, Engine
+from console.placement.engine.inputs import DecisionInput
+from console.placement.engine.outcomes import Outcomes
 from console.placement.engine.recorder import Recorder
+from console.placement.engine.records import live_event, record_row
 from console.placement.engine.snapshot import PolicyRef, Snapshot
 from console.placement.engine.writer import utcnow, write_to_database
 from console.placement.metrics import (
@@ -29,23 +31,12 @@ from console.placement.metrics import (
     BREAKER_TRIPS,
     DECISION_LATENCY,
     DECISIONS,
-    OUTCOMES,
 )
-from console.placement.receipts import receipt_of
-from console.placement.selectors import RecentDecision, engine_snapshot, recent_decision
-from console.placement.services import breaker_move_record, event_publish, slo_windows_feed
+from console.placement.selectors import engine_snapshot
+from console.placement.services import breaker_move_record, event_publish
 from optimizer.policies import Policy, load_policy, scorer_digest
 
 logger = logging.getLogger(__name__)
-RECENT_DECISIONS = 100_000
-
-
-class DecisionNotFound(LookupError):
-    pass
-
-
-class OutcomeAlreadyRecorded(LookupError):
-    """A decision takes one outcome: a repeat would feed its breaker and SLO windows twice."""
 
 
 class Runtime:
@@ -76,13 +67,9 @@ class Runtime:
         self._shadow_totals: dict[int, list[float]] = {}
         self._policies: dict[tuple[str, int], Policy] = {}
         self._unloadable: set[str] = set()
-        # Recent decisions as (node, slo, model, decided_by) tuples of strings, which the
-        # collector stops tracking (a RecentDecision object per entry kept 100,000 objects in
-        # every full collection's scan: docs/decision-kernel.md "Garbage-collection pauses");
-        # `_reported` holds those among them with an outcome.
-        self._recent: OrderedDict[str, tuple[str, str | None, str, str]] = OrderedDict()
-        self._reported: set[str] = set()
-        self._outcome_lock = threading.Lock()
+        self.outcomes = Outcomes(
+            recorder=self.recorder, breakers=self.breakers, snapshot=lambda: self.engine.snapshot
+        )
         self._counters: dict[tuple[str, str], Any] = {}
         self._started = False
         self._start_lock = threading.Lock()
@@ -147,8 +134,8 @@ class Runtime:
         DECISION_LATENCY.observe(decision.latency_us / 1e6)
         if decision.node is not None:
             self._decision_counter(decision.policy.key, decision.node).inc()
-            self._remember(decision)
-            self.recorder.record(_record_row(decision), lambda: _event(decision))
+            self.outcomes.remember(decision)
+            self.recorder.record(record_row(decision), lambda: live_event(decision))
             if decision.shadow and decision.shadow.get("version_id") is not None:
                 totals = self._shadow_totals.setdefault(
                     decision.shadow["version_id"], [0, 0, 0.0, 0.0]
@@ -181,17 +168,6 @@ class Runtime:
                     cost_delta_usd=cost,
                 )
 
-    def _remember(self, decision: Decision) -> None:
-        assert decision.node is not None
-        self._recent[decision.decision_id] = (
-            decision.node,
-            decision.request.slo,
-            decision.request.model,
-            decision.caller,
-        )
-        while len(self._recent) > RECENT_DECISIONS:
-            self._reported.discard(self._recent.popitem(last=False)[0])
-
     def record_outcome(
         self,
         decision_id: str,
@@ -203,66 +179,17 @@ class Runtime:
         served_node: str | None = None,
         ttft_target_ms: float | None = None,
     ) -> dict[str, Any]:
-        """Feed an outcome to the node's breaker, the decision record and the SLO windows.
-
-        Only the identity that asked for the decision may report its outcome: another one
-        could trip any node's breaker or skew SLO windows with decisions it never made.
-        (Records from before decisions named their caller have no owner and take anyone's.)
-        A gateway that retried down the fallbacks names the node that served
-        (`served_node`); the outcome is that node's. `ttft_target_ms` is a caller's own TTFT
-        target, held on top of the SLO's (the gateway's `x-slo-ttft-ms`, docs/gateway.md)."""
+        """An outcome report for one of this process's decisions (`Outcomes.record`)."""
         self.ensure_started()
-        entry = self._recent.get(decision_id)
-        recent = (
-            RecentDecision(*entry)
-            if entry is not None
-            else recent_decision(decision_id=decision_id)
+        return self.outcomes.record(
+            decision_id,
+            ok=ok,
+            ttft_ms=ttft_ms,
+            e2e_ms=e2e_ms,
+            caller=caller,
+            served_node=served_node,
+            ttft_target_ms=ttft_target_ms,
         )
-        if recent is None or (recent.decided_by and recent.decided_by != caller):
-            raise DecisionNotFound(decision_id)
-        with self._outcome_lock:
-            if recent.has_outcome or decision_id in self._reported:
-                raise OutcomeAlreadyRecorded(decision_id)
-            if entry is not None:
-                self._reported.add(decision_id)
-        if served_node is not None and served_node != recent.node:
-            recent = dataclasses.replace(recent, node=served_node)
-        snapshot = self.engine.snapshot
-        slo = snapshot.topology.slo_by_name.get(recent.slo) if snapshot and recent.slo else None
-        slo_met = ok and (
-            slo is None
-            or (
-                (ttft_ms is None or ttft_ms <= slo.ttft_p95_ms)
-                and (e2e_ms is None or e2e_ms <= slo.e2e_p95_ms)
-            )
-        )
-        if ttft_target_ms is not None and (ttft_ms is None or ttft_ms > ttft_target_ms):
-            slo_met = False
-        self.breakers.record(recent.node, ok)
-        OUTCOMES.labels(ok="true" if ok else "false").inc()
-        at = utcnow()
-        self.recorder.outcome(
-            {
-                "id": decision_id,
-                "ttft_ms": ttft_ms,
-                "e2e_ms": e2e_ms,
-                "ok": ok,
-                "slo_met": slo_met,
-                "outcome_at": at,
-            }
-        )
-        if recent.slo:
-            self.recorder.later(
-                lambda: slo_windows_feed(
-                    recent=recent, ttft_ms=ttft_ms, e2e_ms=e2e_ms, ok=ok, at=at
-                )
-            )
-        return {
-            "decision_id": decision_id,
-            "node": recent.node,
-            "slo_met": slo_met,
-            "breaker": self.breakers.state(recent.node),
-        }
 
     # -- policies and breakers -------------------------------------------------------------
     def _policy(self, ref: PolicyRef, snapshot: Snapshot) -> Policy:
@@ -330,52 +257,6 @@ def _policy_key(ref: PolicyRef, snapshot: Snapshot) -> tuple[str, int]:
 def _breaker_config() -> BreakerConfig:
     overrides = getattr(settings, "LOCUS_BREAKER", {})
     return BreakerConfig(**overrides)
-
-
-def _record_row(d: Decision) -> dict[str, Any]:
-    r = d.request
-    shadow = d.shadow or {}
-    return {
-        "id": d.decision_id,
-        "created_at": utcnow(),
-        "source": r.source or "",
-        "source_site": r.source_site,
-        "model": r.model,
-        "slo": r.slo or "",
-        "prompt_tokens": r.prompt_tokens,
-        "max_output_tokens": r.max_output_tokens,
-        "session_id": d.session_id or "",
-        "decided_by": d.caller,
-        "node": d.node,
-        "node_site": d.site,
-        "fallbacks": d.fallbacks,
-        "prefix_hashes": list(r.prefix_hashes),
-        "policy_name": d.policy.name,
-        "policy_version": d.policy.version,
-        "arm": d.arm,
-        "degraded": d.degraded,
-        "shadow_policy": shadow.get("policy", ""),
-        "shadow_node": shadow.get("node", ""),
-        "latency_us": d.latency_us,
-        "receipt": receipt_of(d),
-    }
-
-
-def _event(d: Decision) -> dict[str, Any]:
-    return {
-        "decision_id": d.decision_id,
-        "node": d.node,
-        "site": d.site,
-        "model": d.request.model,
-        "slo": d.request.slo,
-        "policy": d.policy.key,
-        "fallbacks": d.fallbacks,
-        "latency_us": round(d.latency_us, 1),
-        "ts": utcnow().isoformat(),
-        "arm": d.arm,
-        "source": d.request.source,
-        "source_site": d.request.source_site,
-    }
 
 
 _runtime: Runtime | None = None

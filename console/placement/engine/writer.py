@@ -37,7 +37,7 @@ def write_to_database(records: list[dict[str, Any]], outcomes: list[dict[str, An
 
 
 # The columns a new record sets (the outcome columns stay NULL until reported); the keys of
-# runtime._record_row. `fallbacks`, `receipt` and `prefix_hashes` are the JSON columns.
+# records.record_row. `fallbacks`, `receipt` and `prefix_hashes` are the JSON columns.
 RECORD_COLUMNS = (
     "id",
     "created_at",

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from console.inventory.models import Node
+from console.placement.engine.outcomes import Outcomes
 from console.placement.models import DecisionRecord
 
 pytestmark = pytest.mark.django_db
@@ -219,8 +220,7 @@ def test_a_decision_takes_one_outcome(example_engine: Any, client_for: Any) -> N
     assert report(second, 400).status_code == 200
     example_engine.recorder.flush()
     assert DecisionRecord.objects.get(pk=first).ttft_ms == 300
-    example_engine._recent.clear()  # as after a restart: only the database knows
-    example_engine._reported.clear()
+    _forget_recent_decisions(example_engine)  # as after a restart: only the database knows
     assert report(second, 999).status_code == 409
 
 
@@ -344,7 +344,15 @@ def test_only_the_identity_that_asked_may_report_the_outcome(
         assert refused.status_code == 404, refused.content
         assert refused.json()["message"] == f"No decision {decision_id!r}."
         example_engine.recorder.flush()
-        example_engine._recent.clear()  # the second round: only the database knows
-        example_engine._reported.clear()
+        _forget_recent_decisions(example_engine)  # the second round: only the database knows
     assert DecisionRecord.objects.get(pk=decision_id).ok is None
     assert owner.post(url, {"ok": True}, format="json").status_code == 200
+
+
+def _forget_recent_decisions(serving: Any) -> None:
+    """A fresh memory of recent decisions, as a restarted process has."""
+    serving.outcomes = Outcomes(
+        recorder=serving.recorder,
+        breakers=serving.breakers,
+        snapshot=lambda: serving.engine.snapshot,
+    )

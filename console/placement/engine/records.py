@@ -1,0 +1,57 @@
+"""What the recorder keeps of a placed decision: its record row and its live event."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from console.placement.engine.core import Decision
+from console.placement.engine.writer import utcnow
+from console.placement.receipts import receipt_of
+
+
+def record_row(d: Decision) -> dict[str, Any]:
+    """The decision record's columns (`writer.RECORD_COLUMNS`), written by the recorder."""
+    r = d.request
+    shadow = d.shadow or {}
+    return {
+        "id": d.decision_id,
+        "created_at": utcnow(),
+        "source": r.source or "",
+        "source_site": r.source_site,
+        "model": r.model,
+        "slo": r.slo or "",
+        "prompt_tokens": r.prompt_tokens,
+        "max_output_tokens": r.max_output_tokens,
+        "session_id": d.session_id or "",
+        "decided_by": d.caller,
+        "node": d.node,
+        "node_site": d.site,
+        "fallbacks": d.fallbacks,
+        "prefix_hashes": list(r.prefix_hashes),
+        "policy_name": d.policy.name,
+        "policy_version": d.policy.version,
+        "arm": d.arm,
+        "degraded": d.degraded,
+        "shadow_policy": shadow.get("policy", ""),
+        "shadow_node": shadow.get("node", ""),
+        "latency_us": d.latency_us,
+        "receipt": receipt_of(d),
+    }
+
+
+def live_event(d: Decision) -> dict[str, Any]:
+    """The live stream's `decision` event (docs/dashboard.md), built only when sampled."""
+    return {
+        "decision_id": d.decision_id,
+        "node": d.node,
+        "site": d.site,
+        "model": d.request.model,
+        "slo": d.request.slo,
+        "policy": d.policy.key,
+        "fallbacks": d.fallbacks,
+        "latency_us": round(d.latency_us, 1),
+        "ts": utcnow().isoformat(),
+        "arm": d.arm,
+        "source": d.request.source,
+        "source_site": d.request.source_site,
+    }
