@@ -24,7 +24,8 @@ from optimizer.oracle import oracle_report
 from optimizer.policies import GENERALIST, POLICY_NAMES, load_policy
 from optimizer.report import build_report, format_table
 from optimizer.sim import ScheduledEvent, SimResult, TelemetryModel, load_schedule, simulate
-from optimizer.topology import Topology, dump_topology, load_topology
+from optimizer.topology import Topology
+from optimizer.topology_files import dump_topology, load_topology
 from optimizer.traces import SHIPPED_TRACES, draw_requests, load_trace
 
 _ROOT = Path(__file__).resolve().parents[1]

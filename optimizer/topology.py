@@ -1,7 +1,8 @@
-"""Topology files (docs/contracts.md §1): parse, validate and query a fleet description.
+"""Topologies (docs/contracts.md §1): the schema of a fleet description and its queries.
 
 The schema is declared with pydantic (field types, bounds, unknown keys); cross-references
-(unique names, missing names, self-links, models that do not fit in memory) are checked after.
+(unique names, missing names, self-links, models that do not fit in memory) are checked after
+(`topology_checks.py`); files are read and written by `topology_files.py`.
 Every problem is reported at once, each naming the file, the entry and the field, and a file
 with any problem yields no Topology at all, so an importer never sees half a fleet.
 """
@@ -9,22 +10,16 @@ with any problem yields no Topology at all, so an importer never sees half a fle
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable, Sequence
 from functools import cached_property
-from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationError,
     field_validator,
     model_validator,
 )
-
-from optimizer.errors import InputFileError
 
 GIB = 1024**3
 Tier = Literal["device", "edge", "regional", "cloud"]
@@ -179,7 +174,9 @@ class Topology(_Entry):
 
     @model_validator(mode="after")
     def _cross_references(self) -> Topology:
-        problems = list(_reference_problems(self))
+        from optimizer.topology_checks import reference_problems  # it reads these classes
+
+        problems = list(reference_problems(self))
         if problems:
             raise ValueError("\n".join(problems))
         return self
@@ -252,7 +249,7 @@ class Topology(_Entry):
     def kv_capacity_bytes(self, node: Node) -> int:
         """KV room: node memory left after the weights of every model it serves
         (docs/contracts.md §1)."""
-        return _kv_capacity_bytes(node, self.accelerator_by_name, self.model_by_name)
+        return node_kv_capacity_bytes(node, self.accelerator_by_name, self.model_by_name)
 
     def model_shares(self) -> list[tuple[str, float]]:
         """The workload mix; without one, every served model is equally likely."""
@@ -298,218 +295,9 @@ def parse_address(value: str) -> str:
     return f"[{ip}]:{int(port)}" if ip.version == 6 else f"{ip}:{int(port)}"
 
 
-def _kv_capacity_bytes(
+def node_kv_capacity_bytes(
     node: Node, accelerators: dict[str, Accelerator], models: dict[str, Model]
 ) -> int:
     total = node.gpus * accelerators[node.accelerator].memory_gib
     weights = sum(models[m].memory_gib for m in node.models)
     return int((total - weights) * GIB)
-
-
-def _entry_label(section: str, index: int, entry: Any) -> str:
-    name = getattr(entry, "name", None)
-    if name is None and isinstance(entry, Link):
-        name = f"{entry.a}<->{entry.b}"
-    if name is None and isinstance(entry, Profile):
-        name = f"{entry.model}@{entry.accelerator}"
-    return f"{section}[{index}] ({name})" if name else f"{section}[{index}]"
-
-
-def _duplicates(section: str, keys: Sequence[Any], entries: Sequence[Any]) -> Iterable[str]:
-    seen: dict[Any, int] = {}
-    for index, (key, entry) in enumerate(zip(keys, entries, strict=True)):
-        if key in seen:
-            yield (
-                f"{_entry_label(section, index, entry)}: duplicate name {key!r} "
-                f"(first at {section}[{seen[key]}])"
-            )
-        else:
-            seen[key] = index
-
-
-def _reference_problems(t: Topology) -> Iterable[str]:
-    yield from _duplicates("sites", [s.name for s in t.sites], t.sites)
-    yield from _duplicates("accelerators", [a.name for a in t.accelerators], t.accelerators)
-    yield from _duplicates("models", [m.name for m in t.models], t.models)
-    yield from _duplicates("nodes", [n.name for n in t.nodes], t.nodes)
-    yield from _duplicates("sources", [s.name for s in t.sources], t.sources)
-    yield from _duplicates("slos", [s.name for s in t.slos], t.slos)
-    yield from _duplicates("links", [frozenset((lk.a, lk.b)) for lk in t.links], t.links)
-    yield from _duplicates("profiles", [(p.model, p.accelerator) for p in t.profiles], t.profiles)
-    # One endpoint is one node: a gateway's answer must name a single node.
-    first_at: dict[str, int] = {}
-    for index, node in enumerate(t.nodes):
-        if node.address is None:
-            continue
-        if node.address in first_at:
-            yield (
-                f"{_entry_label('nodes', index, node)}: field 'address': duplicate address "
-                f"{node.address!r} (first at nodes[{first_at[node.address]}])"
-            )
-        else:
-            first_at[node.address] = index
-
-    sites = {s.name for s in t.sites}
-    accelerators = {a.name: a for a in t.accelerators}
-    models = {m.name: m for m in t.models}
-    slos = {s.name for s in t.slos}
-    profiles = {(p.model, p.accelerator) for p in t.profiles}
-
-    def missing(label: str, field: str, kind: str, value: str, known: Iterable[str]) -> str | None:
-        return None if value in known else f"{label}: field '{field}': unknown {kind} {value!r}"
-
-    checks: list[str | None] = []
-    for i, link in enumerate(t.links):
-        label = _entry_label("links", i, link)
-        checks += [
-            missing(label, "a", "site", link.a, sites),
-            missing(label, "b", "site", link.b, sites),
-        ]
-        if link.a == link.b:
-            checks.append(f"{label}: a link joins site {link.a!r} to itself")
-    for i, prof in enumerate(t.profiles):
-        label = _entry_label("profiles", i, prof)
-        checks += [
-            missing(label, "model", "model", prof.model, models),
-            missing(label, "accelerator", "accelerator", prof.accelerator, accelerators),
-        ]
-    for i, node in enumerate(t.nodes):
-        label = _entry_label("nodes", i, node)
-        checks.append(missing(label, "site", "site", node.site, sites))
-        checks.append(missing(label, "accelerator", "accelerator", node.accelerator, accelerators))
-        node_models_known = True
-        for m in node.models:
-            problem = missing(label, "models", "model", m, models)
-            checks.append(problem)
-            node_models_known &= problem is None
-            if (
-                problem is None
-                and node.accelerator in accelerators
-                and (m, node.accelerator) not in profiles
-            ):
-                checks.append(
-                    f"{label}: field 'models': no profile for model {m!r} on "
-                    f"accelerator {node.accelerator!r}"
-                )
-        if node_models_known and node.accelerator in accelerators:
-            capacity = _kv_capacity_bytes(node, accelerators, models)
-            if capacity <= 0:
-                checks.append(
-                    f"{label}: field 'models': the served models need "
-                    f"{sum(models[m].memory_gib for m in node.models):g} GiB but the node has "
-                    f"{node.gpus * accelerators[node.accelerator].memory_gib:g} GiB"
-                )
-    for i, source in enumerate(t.sources):
-        label = _entry_label("sources", i, source)
-        checks += [
-            missing(label, "site", "site", source.site, sites),
-            missing(label, "slo", "slo", source.slo, slos),
-        ]
-    if t.workload is not None:
-        for i, share in enumerate(t.workload.models):
-            checks.append(missing(f"workload.models[{i}]", "name", "model", share.name, models))
-    yield from (c for c in checks if c is not None)
-
-
-# -- loading -------------------------------------------------------------------------------
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, except that a key given twice in one mapping is an error: the
-    safe loader keeps the last silently, so a second `nodes:` would drop the first list."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-def _line_of(node: yaml.Node | None, loc: Sequence[str | int]) -> int | None:
-    """The 1-based line of the YAML node at a pydantic error location, if it can be found."""
-    for part in loc:
-        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
-            node = next((v for k, v in node.value if k.value == part), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-            node = node.value[part] if part < len(node.value) else None
-        else:
-            break
-        if node is None:
-            return None
-    return None if node is None else node.start_mark.line + 1
-
-
-def _describe(error: dict[str, Any], raw: dict[str, Any]) -> tuple[str, tuple[str | int, ...]]:
-    loc = tuple(error["loc"])
-    if error["type"] == "value_error" and not loc:
-        return str(error["ctx"]["error"]), loc
-    parts: list[str] = []
-    entry_done = False
-    for i, part in enumerate(loc):
-        if isinstance(part, int) and not entry_done and parts:
-            section = loc[i - 1] if i else ""
-            entry = raw.get(section, [None] * (part + 1)) if isinstance(section, str) else None
-            item = entry[part] if isinstance(entry, list) and part < len(entry) else None
-            name = item.get("name") if isinstance(item, dict) else None
-            parts[-1] = f"{section}[{part}]" + (f" ({name})" if name else "")
-            entry_done = True
-        else:
-            parts.append(str(part))
-    where = parts[0] if parts else "file"
-    field = ".".join(parts[1:])
-    message = error["msg"]
-    if error["type"] == "missing":
-        message = "required field is missing"
-    elif error["type"] == "extra_forbidden":
-        message = "unknown field"
-    return (f"{where}: field '{field}': {message}" if field else f"{where}: {message}"), loc
-
-
-def parse_topology(text: str, path: str = "<topology>") -> Topology:
-    """Parse topology YAML text; raise InputFileError listing every problem."""
-    try:
-        tree = yaml.compose(text, Loader=_UniqueKeyLoader)
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else "file"
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputFileError(path, [f"{path}: {where}: malformed YAML: {problem}"]) from exc
-    if not isinstance(raw, dict):
-        raise InputFileError(path, [f"{path}: the file must be a YAML mapping with version: 1"])
-    try:
-        return Topology.model_validate(raw)
-    except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            message, loc = _describe(dict(error), raw)
-            if not loc and error["type"] == "value_error":
-                problems += [
-                    f"{path}: {line}" for line in message.removeprefix("Value error, ").splitlines()
-                ]
-                continue
-            line = _line_of(tree, loc)
-            problems.append(f"{path}:{line}: {message}" if line else f"{path}: {message}")
-        raise InputFileError(path, problems) from exc
-
-
-def load_topology(path: str | Path) -> Topology:
-    """Read and validate a topology file."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputFileError(str(p), [f"{p}: cannot read file: {exc.strerror}"]) from exc
-    except UnicodeDecodeError as exc:
-        raise InputFileError(str(p), [f"{p}: not UTF-8 text ({exc.reason})"]) from exc
-    return parse_topology(text, str(p))
-
-
-def dump_topology(topology: Topology) -> str:
-    """The YAML text of a topology, in the file order of docs/contracts.md §1."""
-    return yaml.safe_dump(topology.to_dict(), sort_keys=False, default_flow_style=None, width=100)

@@ -55,7 +55,7 @@ def _test_settings(settings):  # type: ignore[no-untyped-def]
 def fleet(db):  # type: ignore[no-untyped-def]
     """The example fleet of docs/contracts.md §1, loaded into the inventory."""
     from console.inventory.services import topology_import
-    from optimizer.topology import load_topology
+    from optimizer.topology_files import load_topology
 
     topology = load_topology(CONTRACT_EXAMPLE)
     topology_import(topology=topology)

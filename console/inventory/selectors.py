@@ -20,7 +20,8 @@ from console.inventory.models import (
     WorkloadShare,
 )
 from optimizer.errors import InputFileError
-from optimizer.topology import Topology, _describe
+from optimizer.topology import Topology
+from optimizer.topology_files import _describe
 
 
 class InvalidInventory(InputFileError):

@@ -16,7 +16,8 @@ from django.conf import settings
 from console.policies.fanout import fan_out
 from optimizer.policies import POLICY_NAMES
 from optimizer.rl.replays import ORACLE, Job, trace_job
-from optimizer.topology import Topology, dump_topology
+from optimizer.topology import Topology
+from optimizer.topology_files import dump_topology
 
 # The figures an approver compares, averaged over seeds.
 HEADLINE = ("slo_attainment", "cost_per_1k_requests", "prefix_hit_rate")

@@ -30,11 +30,8 @@ any state but retired ──rollback──▶ retired
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -42,6 +39,7 @@ from django.utils import timezone
 from console.access.identity import SYSTEM, SYSTEM_NAME, Identity
 from console.api.errors import ApplicationError
 from console.live.events import send_event
+from console.policies.artifacts import artifact_directory, artifact_problem, read_artifact
 from console.policies.choices import PolicyKind, PolicyState
 from console.policies.four_eyes import check_people
 from console.policies.models import (
@@ -50,12 +48,9 @@ from console.policies.models import (
     PolicyVersion,
     ShadowComparison,
 )
-from optimizer.policies import POLICY_NAMES, scorer_digest
+from optimizer.policies import POLICY_NAMES
 
 SYSTEM_ACTOR = SYSTEM_NAME  # the audit trail's actor for automatic actions
-# What every policy.json that `train` writes holds (optimizer/rl/export.py write_policy_json
-# and optimizer/rl/train.py).
-POLICY_JSON_KEYS = ("feature_names", "feature_version", "name", "normalisation")
 # States that put a version in front of live traffic (the artifact must be intact).
 SERVING_STATES = frozenset({PolicyState.SHADOW, PolicyState.CANARY, PolicyState.ACTIVE})
 
@@ -82,15 +77,6 @@ TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
         PolicyState.RETIRED,
     ),
 }
-
-
-def artifact_roots() -> list[Path]:
-    """Directories a trained version may be registered from: where the console's training
-    runs write (`LOCUS_ARTIFACTS_DIR`) and the shipped scorers (optimizer/policies/trained)."""
-    return [
-        Path(settings.LOCUS_ARTIFACTS_DIR).resolve(),
-        (Path(settings.BASE_DIR) / "optimizer" / "policies" / "trained").resolve(),
-    ]
 
 
 def policy_register(
@@ -122,8 +108,8 @@ def policy_register(
         kind = PolicyKind.HEURISTIC
     else:
         kind = PolicyKind.LEARNED
-        resolved = _artifact_directory(artifact_dir)
-        metadata, digest = _read_artifact(resolved)
+        resolved = artifact_directory(artifact_dir)
+        metadata, digest = read_artifact(resolved)
         directory = str(resolved)
     if PolicyVersion.objects.filter(name=name, version=version).exists():
         raise ApplicationError(
@@ -161,89 +147,6 @@ def policy_bootstrap(*, heuristic: str) -> PolicyVersion | None:
         policy = policy_register(name=heuristic, version="builtin", heuristic=heuristic)
     _move(policy, PolicyState.ACTIVE, SYSTEM_ACTOR, "bootstrap: the console had no active policy")
     return policy
-
-
-def _artifact_directory(artifact_dir: str) -> Path:
-    """The directory, symlinks and `..` resolved, if it lies inside an allowed root."""
-    roots = artifact_roots()
-    allowed = f"Choose a directory inside {' or '.join(str(r) for r in roots)}."
-    try:
-        path = Path(artifact_dir).resolve(strict=True)
-    except (OSError, RuntimeError):
-        raise ApplicationError(
-            "The artifact directory does not exist.",
-            errors={"artifact_dir": [f"No directory {artifact_dir!r}. {allowed}"]},
-        ) from None
-    if not any(root in path.parents for root in roots):
-        raise ApplicationError(
-            "The artifact directory is outside the allowed artifact roots.",
-            errors={"artifact_dir": [allowed]},
-        )
-    if not path.is_dir():
-        raise ApplicationError(
-            "The artifact directory is not a directory.",
-            errors={"artifact_dir": [f"{path} is not a directory."]},
-        )
-    return path
-
-
-def _read_artifact(directory: Path) -> tuple[dict[str, Any], str]:
-    """policy.json (checked against this build's feature contract) and scorer.pt's SHA-256,
-    once the scorer has been loaded."""
-    from optimizer.features import FEATURE_NAMES, FEATURE_VERSION
-
-    def refuse(message: str, *problems: str) -> ApplicationError:
-        return ApplicationError(message, errors={"artifact_dir": list(problems)})
-
-    scorer = directory / "scorer.pt"
-    meta_path = directory / "policy.json"
-    missing = [f"no {p.name} in {directory}" for p in (scorer, meta_path) if not p.is_file()]
-    if missing:
-        raise refuse("The artifact directory is incomplete.", *missing)
-    try:
-        metadata = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise refuse("policy.json is unreadable.", f"{meta_path}: unreadable: {exc}") from None
-    if not isinstance(metadata, dict):
-        raise refuse("policy.json is not a policy record.", f"{meta_path}: not a JSON object.")
-    absent = [key for key in POLICY_JSON_KEYS if key not in metadata]
-    if absent:
-        raise refuse(
-            "policy.json was not written by `optimizer train`.",
-            f"{meta_path}: missing {', '.join(absent)}.",
-        )
-    if metadata["feature_version"] != FEATURE_VERSION:
-        raise refuse(
-            "The scorer was trained on another feature version.",
-            f"{meta_path}: feature_version {metadata['feature_version']!r}, but this build "
-            f"computes version {FEATURE_VERSION}; retrain it.",
-        )
-    if metadata["feature_names"] != list(FEATURE_NAMES):
-        raise refuse(
-            "The scorer's features differ from this build's.",
-            f"{meta_path}: feature_names differ from this build's.",
-        )
-    digest = scorer_digest(directory)
-    try:
-        from optimizer.rl.export import load_trained_policy
-
-        load_trained_policy(directory)
-    except Exception as exc:  # a corrupt or foreign file fails in torch in many ways
-        raise refuse("scorer.pt does not load.", f"{scorer}: cannot load: {exc}") from None
-    return metadata, digest
-
-
-def artifact_problem(policy: PolicyVersion) -> str | None:
-    """Why a trained version's scorer.pt cannot be trusted any more, or None if it is the
-    file that was registered (heuristics and versions registered before digests: None)."""
-    if policy.kind != PolicyKind.LEARNED or not policy.artifact_sha256:
-        return None
-    if scorer_digest(policy.artifact_dir) != policy.artifact_sha256:
-        return (
-            f"{policy}: scorer.pt in {policy.artifact_dir} changed or vanished since it was "
-            "registered; register the new file as a new version."
-        )
-    return None
 
 
 @transaction.atomic

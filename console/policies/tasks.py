@@ -22,9 +22,9 @@ def run_evaluation(evaluation_id: int) -> None:
     from pathlib import Path
 
     from console.inventory.selectors import inventory_topology
+    from console.policies.artifacts import artifact_problem
     from console.policies.evaluation import evaluate_versions
     from console.policies.selectors import active_policy_spec
-    from console.policies.services import artifact_problem
     from console.twin.services import twin_inputs
     from telemetry.conf import scrape_interval_seconds
 

@@ -116,7 +116,7 @@ def training_execute(*, run_id: int) -> None:
     from console.policies.services import policy_register
     from console.twin.services import twin_inputs
     from optimizer.rl.train import TrainConfig, train
-    from optimizer.topology import dump_topology
+    from optimizer.topology_files import dump_topology
 
     run = TrainingRun.objects.get(pk=run_id)
     if run.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):

@@ -23,7 +23,8 @@ from console.twin.models import CalibrationRun, ProposalDecision
 from console.twin.selectors import PROFILE_FIELDS, observation_records, proposal_changes
 from optimizer.errors import InputFileError
 from optimizer.observations import write_observations
-from optimizer.topology import Topology, parse_topology
+from optimizer.topology import Topology
+from optimizer.topology_files import parse_topology
 
 logger = logging.getLogger(__name__)
 # Progress is written and announced at most this often.
@@ -78,7 +79,7 @@ def calibration_execute(*, run_id: int) -> None:
     from console.inventory.selectors import inventory_topology
     from optimizer.calibration import calibrate
     from optimizer.observations import load_observations
-    from optimizer.topology import dump_topology
+    from optimizer.topology_files import dump_topology
 
     run = CalibrationRun.objects.get(pk=run_id)
     if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):

@@ -37,7 +37,8 @@ from optimizer.fleetgen.demand import (
 )
 from optimizer.fleetgen.geography import Fleet, distances_km, draw_links, draw_sites
 from optimizer.fleetgen.hardware import LARGE_MODEL, draw_node, gpu_prices, nodes_per_site
-from optimizer.topology import Topology, dump_topology, load_topology, parse_topology
+from optimizer.topology import Topology
+from optimizer.topology_files import dump_topology, load_topology, parse_topology
 
 CATALOGUE = Path(__file__).resolve().parents[1] / "topologies" / "fleet-demo.yaml"
 MAX_NODES = 20_000

@@ -24,7 +24,8 @@ from optimizer.report import build_report
 from optimizer.rl.scenarios import ScenarioConfig, sample_scenario
 from optimizer.rl.teacher import TEACHER_NAMES, get_teacher
 from optimizer.sim import TelemetryModel, simulate
-from optimizer.topology import Topology, load_topology
+from optimizer.topology import Topology
+from optimizer.topology_files import load_topology
 from optimizer.traces import TraceRequest, draw_requests, load_trace
 
 Job = dict[str, Any]

@@ -18,7 +18,8 @@ from optimizer.rl.export import export_scorer, write_policy_json
 from optimizer.rl.fleets import MultiFleetEnv
 from optimizer.rl.network import DeepSetsPolicy
 from optimizer.rl.replays import MapFn, scenario_job
-from optimizer.topology import Topology, load_topology
+from optimizer.topology import Topology
+from optimizer.topology_files import load_topology
 from optimizer.traces import TraceRequest, load_trace
 
 if TYPE_CHECKING:

@@ -56,7 +56,7 @@ CONCURRENCY = 16
 def _request(topology: Path) -> tuple[dict[str, object], int]:
     """A realistic request from the fleet's first source for its first workload model, and
     the fleet's number of nodes."""
-    from optimizer.topology import load_topology
+    from optimizer.topology_files import load_topology
 
     fleet = load_topology(topology)
     return {

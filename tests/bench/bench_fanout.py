@@ -61,7 +61,7 @@ def main() -> int:
     from console.inventory.services import topology_import
     from console.policies.models import PolicyEvaluation, PolicyVersion
     from console.policies.services import evaluation_request, policy_bootstrap, policy_register
-    from optimizer.topology import load_topology
+    from optimizer.topology_files import load_topology
 
     if not Node.objects.exists():
         topology_import(topology=load_topology(REPO / "optimizer/topologies/fleet-demo.yaml"))

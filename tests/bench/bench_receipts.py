@@ -48,7 +48,7 @@ def main() -> None:
     from console.placement.engine.inputs import DecisionInput
     from console.placement.engine.runtime import runtime
     from console.placement.receipts import receipt_of
-    from optimizer.topology import load_topology
+    from optimizer.topology_files import load_topology
 
     call_command("migrate", interactive=False, verbosity=0)
     topology_import(topology=load_topology(FLEET))

@@ -37,7 +37,7 @@ def scratch_console(topology: Path = FLEET) -> tuple[Any, dict[str, Any]]:
     from django.core.management import call_command
 
     from console.inventory.services import topology_import
-    from optimizer.topology import load_topology
+    from optimizer.topology_files import load_topology
 
     call_command("migrate", interactive=False, verbosity=0)
     fleet = load_topology(topology)

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.django_db
 def demo(db: Any) -> Any:
     """The demo fleet: two models, nodes serving one or both, a workload share for each."""
     from console.inventory.services import topology_import
-    from optimizer.topology import load_topology
+    from optimizer.topology_files import load_topology
 
     topology = load_topology(TOPOLOGIES / "fleet-demo.yaml")
     topology_import(topology=topology)
@@ -323,6 +323,6 @@ def test_an_import_that_breaks_entries_it_keeps_is_refused(
 @pytest.mark.parametrize("path", sorted(TOPOLOGIES.glob("*.yaml")), ids=lambda p: p.name)
 def test_the_shipped_topologies_follow_the_name_rule(path: Path) -> None:
     from console.inventory.services import topology_name_problems
-    from optimizer.topology import load_topology
+    from optimizer.topology_files import load_topology
 
     assert topology_name_problems(load_topology(path), str(path)) == []

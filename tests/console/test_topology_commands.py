@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from console.inventory.models import Link, Node, Site, Source
 from console.inventory.selectors import inventory_topology
-from optimizer.topology import parse_topology
+from optimizer.topology_files import parse_topology
 from tests.conftest import CONTRACT_EXAMPLE, TOPOLOGIES
 
 pytestmark = pytest.mark.django_db

@@ -216,7 +216,7 @@ def test_the_picker_probe_follows_grpc_readiness(settings: object) -> None:
     from console.gateway.server import PickerServer
     from console.inventory.services import topology_import
     from console.placement.engine.runtime import runtime
-    from optimizer.topology import load_topology
+    from optimizer.topology_files import load_topology
     from tests.conftest import CONTRACT_EXAMPLE
 
     server = PickerServer(port=0, health_port=0, host="127.0.0.1").start()

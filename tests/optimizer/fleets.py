@@ -9,7 +9,8 @@ from typing import Any
 import yaml
 
 from optimizer.decision import PlacementRequest, placement_request
-from optimizer.topology import Topology, parse_topology
+from optimizer.topology import Topology
+from optimizer.topology_files import parse_topology
 
 REPO = Path(__file__).resolve().parents[2]
 TRACES_DIR = REPO / "optimizer" / "data" / "traces"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from optimizer.cli import main
-from optimizer.topology import load_topology
+from optimizer.topology_files import load_topology
 from tests.optimizer.fleets import AZURE, FLEET_DEMO
 
 TRUTH = FLEET_DEMO.with_name("fleet-demo-truth.yaml")

@@ -14,7 +14,7 @@ from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation
 from optimizer.cli import main
 from optimizer.fleetgen import generate_fleet
 from optimizer.rl.scenarios import ScenarioConfig, sample_scenario
-from optimizer.topology import load_topology, parse_topology
+from optimizer.topology_files import load_topology, parse_topology
 from optimizer.traces import TraceRequest, load_trace
 from tests.optimizer.fleets import FLEET_DEMO, MOONCAKE, TINY, tiny_topology
 

@@ -13,7 +13,8 @@ from optimizer.decision import node_view, placement_request
 from optimizer.estimates import estimate
 from optimizer.fleetgen.demand import REFERENCE_OUTPUT_TOKENS, REFERENCE_PROMPT_TOKENS
 from optimizer.fleetgen.geography import link_rtt_ms
-from optimizer.topology import TIERS, Topology, load_topology
+from optimizer.topology import TIERS, Topology
+from optimizer.topology_files import load_topology
 from tests.optimizer.fleets import MOONCAKE
 
 SIZES = [(1, 1), (1, 6), (2, 9), (3, 1), (7, 7), (26, 9), (60, 12), (150, 30)]

@@ -23,7 +23,8 @@ from optimizer.kernel.fleet import Fleet
 from optimizer.policies import POLICY_NAMES, get_policy, load_policy
 from optimizer.reference.policies import reference_policy
 from optimizer.rl.teacher import get_teacher
-from optimizer.topology import NODE_STATES, parse_topology
+from optimizer.topology import NODE_STATES
+from optimizer.topology_files import parse_topology
 from tests.optimizer.fleets import REPO
 
 # Two models (one node serves both), three jurisdictions, a site no link reaches, every tier.

@@ -10,7 +10,7 @@ import pytest
 
 from optimizer.cli import main
 from optimizer.observations import load_observations
-from optimizer.topology import load_topology
+from optimizer.topology_files import load_topology
 from optimizer.traces import draw_requests, load_trace
 from tests.optimizer.fleets import AZURE, FLEET_DEMO, MOONCAKE
 

@@ -21,7 +21,8 @@ from optimizer.rl.network import DeepSetsPolicy
 from optimizer.rl.scenarios import ScenarioConfig
 from optimizer.rl.train import TrainConfig, train
 from optimizer.sim.requests import SERVED
-from optimizer.topology import Topology, load_topology
+from optimizer.topology import Topology
+from optimizer.topology_files import load_topology
 from optimizer.traces import TraceRequest, load_trace
 from tests.conftest import TOPOLOGIES, TRACES
 

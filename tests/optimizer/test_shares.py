@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from optimizer.cli import main
-from optimizer.topology import MAX_SHARE, load_topology
+from optimizer.topology import MAX_SHARE
+from optimizer.topology_files import load_topology
 from optimizer.traces import draw_requests, load_trace
 from tests.conftest import CONTRACT_EXAMPLE, TRACES
 

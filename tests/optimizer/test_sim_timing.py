@@ -123,7 +123,7 @@ nodes: [{name: n1, site: s1, accelerator: acc, gpus: 1, usd_per_hour: 3.6, model
 
 def _four_block_run(specs: list[tuple[float, int, int, tuple[int, ...]]]) -> object:
     from optimizer.decision import placement_request
-    from optimizer.topology import parse_topology
+    from optimizer.topology_files import parse_topology
 
     topo = parse_topology(FOUR_BLOCKS)
     reqs = [

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from optimizer.errors import InputFileError
-from optimizer.topology import load_topology, parse_topology
+from optimizer.topology_files import load_topology, parse_topology
 from tests.optimizer.fleets import FLEET_DEMO, REPO, TINY
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from optimizer.errors import InputFileError
-from optimizer.topology import load_topology
+from optimizer.topology_files import load_topology
 from optimizer.traces import draw_requests, load_trace
 from tests.optimizer.fleets import AZURE, FLEET_DEMO, MOONCAKE
 

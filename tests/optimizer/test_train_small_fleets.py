@@ -17,7 +17,8 @@ from optimizer.rl.env import PlacementEnv
 from optimizer.rl.imitation import NoDecisionsError, collect
 from optimizer.rl.scenarios import ScenarioConfig, _cordoned, sample_scenario
 from optimizer.sim import ScheduledEvent
-from optimizer.topology import Topology, load_topology
+from optimizer.topology import Topology
+from optimizer.topology_files import load_topology
 from optimizer.traces import TraceRequest
 from tests.conftest import CONTRACT_EXAMPLE
 from tests.optimizer.fleets import FLEET_DEMO, TINY, tiny_topology

@@ -37,7 +37,7 @@ from console.inventory.services import (
     topology_import,
 )
 from optimizer.errors import InputFileError
-from optimizer.topology import parse_topology
+from optimizer.topology_files import parse_topology
 
 
 class _InventoryViewSet(viewsets.ModelViewSet):

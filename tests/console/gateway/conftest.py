@@ -40,7 +40,7 @@ def addresses() -> dict[str, str]:
 @pytest.fixture
 def gateway_fleet(db: Any, engine_settings: Any) -> Runtime:
     from console.inventory.services import topology_import
-    from optimizer.topology import parse_topology
+    from optimizer.topology_files import parse_topology
 
     topology_import(topology=parse_topology(fleet_with_addresses()[0]))
     rt = runtime()

@@ -14,7 +14,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from console.gateway.server import PickerServer
 from console.inventory.services import topology_import
 from console.placement.engine.runtime import runtime
-from optimizer.topology import parse_topology
+from optimizer.topology_files import parse_topology
 from tests.console.gateway.conftest import fleet_with_addresses
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,7 @@ from console.inventory.services import topology_import
 from console.placement.engine.core import Engine
 from console.placement.engine.runtime import reset_runtime, runtime
 from optimizer.prompts import chat_text, prompt_blocks
-from optimizer.topology import load_topology
+from optimizer.topology_files import load_topology
 from tests.conftest import TOPOLOGIES
 from tests.console.gateway.envoy_client import (
     EnvoyStream,

@@ -98,7 +98,7 @@ def engine_settings(settings: Any) -> Iterator[Any]:
 def mixed_fleet(db: Any, engine_settings: Any) -> Runtime:
     """A fleet with a node for every rejection reason; the engine refreshed on it."""
     from console.inventory.services import topology_import
-    from optimizer.topology import parse_topology
+    from optimizer.topology_files import parse_topology
 
     topology_import(topology=parse_topology(MIXED_FLEET))
     rt = runtime()

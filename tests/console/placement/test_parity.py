@@ -24,7 +24,7 @@ from optimizer.kernel.candidates import Candidates, constrain, rejected_reasons
 from optimizer.kernel.fleet import D_KV_USED, D_QUEUE, D_QUEUED_TOKENS, D_RUNNING, S_KV_CAPACITY
 from optimizer.policies import get_policy
 from optimizer.sim import Simulator
-from optimizer.topology import load_topology
+from optimizer.topology_files import load_topology
 from optimizer.traces import draw_requests, load_trace
 from tests.conftest import TOPOLOGIES, TRACES
 

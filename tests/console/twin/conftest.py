@@ -17,7 +17,7 @@ __all__ = ["engine_settings"]
 def demo_engine(db: Any, engine_settings: Any) -> Runtime:
     """The nominal demo fleet (fleet-demo.yaml) in the inventory, the engine refreshed."""
     from console.inventory.services import topology_import
-    from optimizer.topology import load_topology
+    from optimizer.topology_files import load_topology
 
     topology_import(topology=load_topology(TOPOLOGIES / "fleet-demo.yaml"))
     rt = runtime()

@@ -20,7 +20,7 @@ from console.placement.models import DecisionRecord
 from console.twin.models import CalibrationRun, ProposalDecision
 from optimizer.calibration.replay import all_active, predicted, replay
 from optimizer.observations import load_observations
-from optimizer.topology import load_topology
+from optimizer.topology_files import load_topology
 from optimizer.traces import draw_requests, load_trace
 from tests.conftest import TOPOLOGIES, TRACES
 

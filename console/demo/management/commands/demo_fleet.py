@@ -19,7 +19,8 @@ from console.demo.fleet import DemoFleet, repeat_trace
 from console.demo.management.commands.demo_prepare import demo_dir
 from console.inventory.selectors import inventory_topology
 from optimizer.errors import InputFileError
-from optimizer.topology import Topology, load_topology
+from optimizer.topology import Topology
+from optimizer.topology_files import load_topology
 from optimizer.traces import load_trace
 
 

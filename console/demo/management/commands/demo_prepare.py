@@ -32,7 +32,7 @@ from console.policies.training import training_start
 from console.twin.models import CalibrationRun
 from console.twin.services import calibration_start
 from optimizer.policies import GENERALIST, GENERALIST_DIR
-from optimizer.topology import load_topology
+from optimizer.topology_files import load_topology
 
 DEMO_TOPOLOGY = Path(settings.BASE_DIR) / "optimizer" / "topologies" / "fleet-demo.yaml"
 SHIPPED_SCORER = Path(settings.BASE_DIR) / "optimizer" / "policies" / "trained" / "ppo-fleet-demo"

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from console.inventory.selectors import InvalidInventory, inventory_topology
-from optimizer.topology import dump_topology
+from optimizer.topology_files import dump_topology
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from console.inventory.services import topology_import
 from optimizer.errors import InputFileError
-from optimizer.topology import load_topology
+from optimizer.topology_files import load_topology
 
 
 class Command(BaseCommand):
