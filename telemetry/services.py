@@ -14,8 +14,6 @@ nothing; a worker killed mid-COPY leaves the row (and no readings) for the next 
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -23,10 +21,8 @@ from functools import partial
 
 from django.db import DataError, IntegrityError, transaction
 from django.utils import timezone
-from rest_framework import status
 
 from console.api.errors import ApplicationError
-from console.inventory.models import Accelerator, Node, Site
 from telemetry import conf, state
 from telemetry.breaches import latencies_record
 from telemetry.breaches import outcome_record as outcome_record
@@ -35,6 +31,7 @@ from telemetry.mapping import map_scrape
 from telemetry.mapping.derive import Prev, derive
 from telemetry.metrics import SAMPLES_REFUSED, SERIES_SKIPPED
 from telemetry.models import BatchKind, TelemetryBatch
+from telemetry.nodes import node_register_unknown, refuse_unknown, resolve_nodes
 from telemetry.parsing import BatchInvalid, Scrape, SeriesKey, TimeWindow, parse_json_samples
 from telemetry.parsing import parse_prometheus_text as _parse_text
 from telemetry.remote_write import parse_remote_write
@@ -101,88 +98,6 @@ def decode_batch(
     )
 
 
-class _KnownNodes:
-    """Inventory node names, cached for a few seconds (ingest must not query per sample)."""
-
-    ttl_s = 5.0
-
-    def __init__(self) -> None:
-        self._names: frozenset[str] = frozenset()
-        self._at = 0.0
-        self._lock = threading.Lock()
-
-    def get(self, *, refresh: bool = False) -> frozenset[str]:
-        with self._lock:
-            if refresh or time.monotonic() - self._at > self.ttl_s:
-                self._names = frozenset(Node.objects.values_list("name", flat=True))
-                self._at = time.monotonic()
-            return self._names
-
-    def clear(self) -> None:
-        with self._lock:
-            self._at = 0.0
-
-
-known_nodes = _KnownNodes()
-
-
-def _resolve_nodes(scrapes: list[Scrape]) -> set[str]:
-    """Rename `host:port` instances to their known host; return the names still unknown."""
-    names = known_nodes.get()
-    if not {s.node for s in scrapes} <= names:
-        names = known_nodes.get(refresh=True)
-    unknown: set[str] = set()
-    for scrape in scrapes:
-        if scrape.node in names:
-            continue
-        host = scrape.node.rsplit(":", 1)[0]
-        if host in names:
-            scrape.node = host
-        else:
-            unknown.add(scrape.node)
-    return unknown
-
-
-def node_register_unknown(*, names: set[str]) -> None:
-    """Add nodes first seen in telemetry to the inventory, cordoned until an operator looks.
-
-    Needs LOCUS_TELEMETRY_REGISTER_SITE and _ACCELERATOR: a node row requires both.
-    """
-    site = Site.objects.filter(name=conf.register_site()).first()
-    accelerator = Accelerator.objects.filter(name=conf.register_accelerator()).first()
-    if site is None or accelerator is None:
-        raise ApplicationError(
-            "Registering unknown nodes needs LOCUS_TELEMETRY_REGISTER_SITE and "
-            "LOCUS_TELEMETRY_REGISTER_ACCELERATOR naming an existing site and accelerator.",
-            status_code=status.HTTP_500_INTERNAL_SERVER_ERROR,
-        )
-    for name in sorted(names):
-        Node.objects.get_or_create(
-            name=name,
-            defaults={
-                "site": site,
-                "accelerator": accelerator,
-                "usd_per_hour": 0.0,
-                "state": "cordoned",
-                "state_reason": "registered from telemetry; review before use",
-                "labels": {"registered_by": "telemetry"},
-            },
-        )
-    known_nodes.clear()
-
-
-def _refuse_unknown(kind: str, scrapes: list[Scrape], unknown: set[str]) -> None:
-    message = f"Unknown node(s): {', '.join(sorted(unknown)[:10])}; nothing was stored."
-    if kind == BatchKind.JSON:
-        errors = {
-            str(i): {"node": [f"unknown node {s.node!r}"]}
-            for i, s in enumerate(scrapes)
-            if s.node in unknown
-        }
-        raise ApplicationError(message, errors={"samples": errors})
-    raise ApplicationError(message, errors={"node": [f"unknown node {n!r}" for n in unknown]})
-
-
 def batch_accept(*, kind: str, body: bytes, node: str = "") -> AcceptedBatch:
     """Validate a pushed body and store it durably; its processing is enqueued after commit."""
     if kind == BatchKind.PROMETHEUS and not node:
@@ -194,7 +109,7 @@ def batch_accept(*, kind: str, body: bytes, node: str = "") -> AcceptedBatch:
         scrapes = decode_batch(kind=kind, body=body, node=node, received_at=now, build=False)
     except BatchInvalid as exc:
         raise ApplicationError(exc.message, errors=exc.errors, status_code=exc.status) from None
-    unknown = _resolve_nodes(scrapes)
+    unknown = resolve_nodes(scrapes)
     skipped_series, skipped_names = 0, list[str]()
     if unknown and kind == BatchKind.REMOTE_WRITE:
         # Prometheus sends every series it has (its own `up`, recording rules, other jobs'
@@ -211,7 +126,7 @@ def batch_accept(*, kind: str, body: bytes, node: str = "") -> AcceptedBatch:
             unknown -= skip
     if unknown:
         if not conf.register_unknown_nodes():
-            _refuse_unknown(kind, scrapes, unknown)
+            refuse_unknown(kind, scrapes, unknown)
         node_register_unknown(names=unknown)
     samples, values = len(scrapes), sum(s.size or len(s.values) for s in scrapes)
     names = skipped_names[:_NAMED_UNKNOWN]
@@ -276,7 +191,7 @@ def batch_process(*, batch_id: int) -> IngestResult | None:
     scrapes = decode_batch(
         kind=batch.kind, body=bytes(batch.payload), node=batch.node, received_at=batch.received_at
     )
-    unknown = _resolve_nodes(scrapes)
+    unknown = resolve_nodes(scrapes)
     if unknown:  # remote-write series skipped on accept (or a node deleted since)
         scrapes = [s for s in scrapes if s.node not in unknown]
     scrapes.sort(key=lambda s: s.ts)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from telemetry import breaches, storage
-from telemetry.services import known_nodes
+from telemetry.nodes import known_nodes
 from telemetry.store import get_store
 
 SERVICE_AUTH: dict[str, str] = {}
