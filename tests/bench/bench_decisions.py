@@ -39,7 +39,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -47,6 +46,8 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+
+from servers import free_port, tree_cpu_s
 
 REPO = Path(__file__).resolve().parents[2]
 FLEET = REPO / "optimizer" / "topologies" / "fleet-demo.yaml"
@@ -73,36 +74,6 @@ def _request(topology: Path) -> tuple[dict[str, object], int]:
 _SERVERS: dict[str, int] = {}
 
 
-def _tree_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of `pid` and its descendants (uvicorn's workers), from /proc."""
-    parents: dict[int, int] = {}
-    times: dict[int, float] = {}
-    tick = os.sysconf("SC_CLK_TCK")
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rpartition(")")[2].split()
-        except OSError:
-            continue  # exited meanwhile
-        parents[int(entry.name)] = int(fields[1])
-        times[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
-    tree, frontier = {pid}, [pid]
-    while frontier:
-        parent = frontier.pop()
-        for child, ppid in parents.items():
-            if ppid == parent and child not in tree:
-                tree.add(child)
-                frontier.append(child)
-    return sum(times.get(p, 0.0) for p in tree)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _hey(
     url: str,
     seconds: int,
@@ -127,9 +98,9 @@ def _hey(
             f"Authorization: Bearer {key}",
         ]
     server = next((pid for base, pid in _SERVERS.items() if url.startswith(base)), None)
-    cpu_before = _tree_cpu_s(server) if server else 0.0
+    cpu_before = tree_cpu_s(server) if server else 0.0
     out = subprocess.run([*cmd, url], capture_output=True, text=True, check=True).stdout
-    cpu = _tree_cpu_s(server) - cpu_before if server else float("nan")
+    cpu = tree_cpu_s(server) - cpu_before if server else float("nan")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     pct = {int(p): float(s) * 1000 for p, s in re.findall(r"(\d+)%+ in ([\d.]+) secs", out)}
     codes = dict(re.findall(r"\[(\d+)\]\s+(\d+) responses", out))
@@ -152,7 +123,7 @@ def _batch_load(base: str, seconds: int, batch: Path, key: str) -> dict[str, flo
 @contextlib.contextmanager
 def _server(env: dict[str, str], app: str, workers: int) -> Iterator[str]:
     """uvicorn serving `app` on a free port until the block ends; yields its base URL."""
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [
             sys.executable,
