@@ -32,6 +32,7 @@ from urllib3.util.retry import Retry
 from console.access.choices import Role
 from console.access.services import api_key_create, api_key_revoke
 from console.demo.management.commands.demo_prepare import demo_dir
+from optimizer import argtypes
 
 TIMEOUT_S = 30.0
 
@@ -40,15 +41,25 @@ class Command(BaseCommand):
     help = "Approve (two admins) and canary a policy version in the running demo, then watch it."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--policy", default="generalist", help="version name (shipped)")
-        parser.add_argument("--policy-version", default="shipped")
-        parser.add_argument("--share", type=float, default=0.5, help="canary share, (0, 1]")
-        parser.add_argument("--minutes", type=float, default=20.0, help="how long to watch")
-        parser.add_argument("--every", type=float, default=60.0, help="seconds between reports")
-        parser.add_argument("--second-admin", default="admin2")
-        parser.add_argument("--web-url", default=settings.LOCUS_DEMO_WEB_URL)
         parser.add_argument(
-            "--evaluation-timeout", type=float, default=900.0, help="seconds to wait"
+            "--policy", type=argtypes.name, default="generalist", help="version name (shipped)"
+        )
+        parser.add_argument("--policy-version", type=argtypes.name, default="shipped")
+        parser.add_argument(
+            "--share", type=argtypes.fraction, default=0.5, help="canary share, (0, 1]"
+        )
+        parser.add_argument(
+            "--minutes", type=argtypes.non_negative, default=20.0, help="how long to watch"
+        )
+        parser.add_argument(
+            "--every", type=argtypes.non_negative, default=60.0, help="seconds between reports"
+        )
+        parser.add_argument("--second-admin", type=argtypes.name, default="admin2")
+        parser.add_argument(
+            "--web-url", type=argtypes.http_url, default=settings.LOCUS_DEMO_WEB_URL
+        )
+        parser.add_argument(
+            "--evaluation-timeout", type=argtypes.positive, default=900.0, help="seconds to wait"
         )
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -1,0 +1,60 @@
+"""Command-line argument types: numbers that must be finite and in range, fractions, names
+and URLs, each refusing bad input with a message argparse prints beside the option's name
+(`python -m optimizer ...` and the console's management commands)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+from urllib.parse import urlsplit
+
+MAX_NAME_LENGTH = 200
+
+
+def number(text: str, kind: type[int] | type[float], *, low: float, strict: bool) -> Any:
+    """`text` as `kind`, finite and above `low` (at or above when not `strict`)."""
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value < low or (strict and value == low):
+        bound = f"{'>' if strict else '>='} {low:g}"
+        raise argparse.ArgumentTypeError(f"expected a finite number {bound}, got {text!r}")
+    return value
+
+
+def positive(text: str) -> float:
+    return float(number(text, float, low=0, strict=True))
+
+
+def non_negative(text: str) -> float:
+    return float(number(text, float, low=0, strict=False))
+
+
+def fraction(text: str) -> float:
+    """A share in (0, 1] (a canary's share of traffic)."""
+    value = positive(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1], got {text!r}")
+    return value
+
+
+def name(text: str) -> str:
+    """A non-blank name of printable characters (no NUL or control characters, which the
+    database or the API would refuse later and less clearly)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a name, got a blank one")
+    if len(text) > MAX_NAME_LENGTH or not text.isprintable():
+        raise argparse.ArgumentTypeError(
+            f"expected up to {MAX_NAME_LENGTH} printable characters, got {text[:40]!r}"
+        )
+    return text
+
+
+def http_url(text: str) -> str:
+    """An http:// or https:// URL with a host (a console's base URL)."""
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"expected an http(s) URL with a host, got {text!r}")
+    return text.rstrip("/")
