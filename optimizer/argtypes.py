@@ -32,6 +32,17 @@ def non_negative(text: str) -> float:
     return float(number(text, float, low=0, strict=False))
 
 
+def port(text: str) -> int:
+    """A TCP port to listen on or connect to, 1-65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a TCP port (1-65535), got {text!r}")
+    return value
+
+
 def fraction(text: str) -> float:
     """A share in (0, 1] (a canary's share of traffic)."""
     value = positive(text)

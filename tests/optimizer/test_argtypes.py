@@ -41,3 +41,10 @@ def test_a_url_needs_http_and_a_host() -> None:
     for bad in ("ftp://host", "http://", "127.0.0.1:8000", "javascript:alert(1)"):
         with pytest.raises(argparse.ArgumentTypeError, match="http"):
             argtypes.http_url(bad)
+
+
+@pytest.mark.parametrize("text", ["0", "65536", "-1", "80.5", "http", ""])
+def test_a_port_is_one_to_65535(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="TCP port"):
+        argtypes.port(text)
+    assert argtypes.port("9400") == 9400

@@ -18,6 +18,7 @@ from console.demo.exporters import serve
 from console.demo.fleet import DemoFleet, repeat_trace
 from console.demo.management.commands.demo_prepare import demo_dir
 from console.inventory.selectors import inventory_topology
+from optimizer import argtypes
 from optimizer.errors import InputFileError
 from optimizer.topology import Topology
 from optimizer.topology_files import load_topology
@@ -30,18 +31,23 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--trace", default=settings.LOCUS_DEMO_TRACE)
         parser.add_argument(
-            "--load", type=float, default=1.0, help="Arrival-rate multiplier of the trace."
+            "--load",
+            type=argtypes.positive,
+            default=1.0,
+            help="Arrival-rate multiplier of the trace.",
         )
         parser.add_argument(
             "--hours",
-            type=float,
+            type=argtypes.positive,
             default=4.0,
             help="How long to keep replaying (the trace repeats).",
         )
         parser.add_argument(
-            "--exporters-port", type=int, default=settings.LOCUS_DEMO_EXPORTERS_PORT
+            "--exporters-port", type=argtypes.port, default=settings.LOCUS_DEMO_EXPORTERS_PORT
         )
-        parser.add_argument("--web-url", default=settings.LOCUS_DEMO_WEB_URL)
+        parser.add_argument(
+            "--web-url", type=argtypes.http_url, default=settings.LOCUS_DEMO_WEB_URL
+        )
         parser.add_argument(
             "--truth",
             default=settings.LOCUS_DEMO_TRUTH_TOPOLOGY,

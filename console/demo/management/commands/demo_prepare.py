@@ -31,6 +31,7 @@ from console.policies.services import policy_bootstrap, policy_register
 from console.policies.training import training_start
 from console.twin.models import CalibrationRun
 from console.twin.services import calibration_start
+from optimizer import argtypes
 from optimizer.policies import GENERALIST, GENERALIST_DIR
 from optimizer.topology_files import load_topology
 
@@ -50,7 +51,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--topology", default=str(DEMO_TOPOLOGY))
         parser.add_argument(
-            "--exporters-port", type=int, default=settings.LOCUS_DEMO_EXPORTERS_PORT
+            "--exporters-port", type=argtypes.port, default=settings.LOCUS_DEMO_EXPORTERS_PORT
         )
         parser.add_argument("--web-url", default=settings.LOCUS_DEMO_WEB_URL)
         parser.add_argument(

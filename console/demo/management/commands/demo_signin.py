@@ -16,6 +16,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from console.demo.management.commands.demo_prepare import demo_dir
+from optimizer import argtypes
 
 
 class Command(BaseCommand):
@@ -23,7 +24,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--web-url", default=settings.LOCUS_DEMO_WEB_URL)
-        parser.add_argument("--timeout", type=float, default=300.0)
+        parser.add_argument("--timeout", type=argtypes.positive, default=300.0)
 
     def handle(self, *args: Any, web_url: str, timeout: float, **options: Any) -> None:
         deadline = time.monotonic() + timeout
