@@ -6,6 +6,7 @@ Bad input files print `error: <message>` on stderr and exit with status 2, never
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -240,8 +241,8 @@ def _format_progress(metrics: dict[str, Any]) -> str | None:
         f"(teacher {metrics['teacher_attainment']:.2%}, best heuristic "
         f"{metrics['best_heuristic_attainment']:.2%}), p95 TTFT {metrics['ttft_p95_ms']:.0f} ms, "
         f"mean TTFT excess {metrics['ttft_mean_excess']:.3f}, "
-        f"$/1k {metrics['cost_per_1k_requests']:.3f}, score {metrics['validation_score']:.4f}"
-        + (" (best)" if metrics["best"] else "")
+        f"$/1k {metrics['cost_per_1k_requests']:.3f} (excess {metrics['cost_excess']:.3f}), "
+        f"score {metrics['validation_score']:.4f}" + (" (best)" if metrics["best"] else "")
     )
 
 
@@ -270,6 +271,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         eval_loads=tuple(args.eval_loads),
         eval_seeds=tuple(args.eval_seeds),
     )
+    if args.cost_weight is not None:
+        config.reward = dataclasses.replace(config.reward, cost_weight=args.cost_weight)
     bar = tqdm(total=1000, desc="train", unit="‰", disable=not _progress(), leave=False)
 
     def progress(fraction: float, metrics: dict[str, Any]) -> None:
@@ -354,6 +357,10 @@ def _number(text: str, kind: type[int] | type[float], *, low: float, strict: boo
 
 def _positive(text: str) -> float:
     return float(_number(text, float, low=0, strict=True))
+
+
+def _non_negative(text: str) -> float:
+    return float(_number(text, float, low=0, strict=False))
 
 
 def _count(text: str) -> int:
@@ -484,6 +491,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--bc-steps", type=_natural, default=100_000, help="warm-start decisions (0: none)"
     )
     tr.add_argument("--bc-epochs", type=_count, default=15, help="passes over the demonstrations")
+    tr.add_argument(
+        "--cost-weight",
+        type=_non_negative,
+        default=None,
+        help="reward per USD per 1k requests of each finished request (default: RewardConfig's)",
+    )
     tr.add_argument(
         "--validate-every", type=_count, default=20_000, help="PPO steps between validations"
     )

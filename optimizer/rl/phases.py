@@ -33,7 +33,7 @@ from optimizer.rl.fleets import MultiFleetEnv
 from optimizer.rl.imitation import NoDecisionsError, clone, collect, fit_normalisation
 from optimizer.rl.network import DeepSetsPolicy
 from optimizer.rl.replays import MapFn
-from optimizer.rl.run import Best, Run, reference_ttft_mean_ms, summarise
+from optimizer.rl.run import Best, Run, reference_cost_per_1k, reference_ttft_mean_ms, summarise
 from optimizer.rl.scenarios import ScenarioConfig
 from optimizer.rl.teacher import TEACHER_NAMES, get_teacher
 from optimizer.sim import Simulator
@@ -146,8 +146,13 @@ def measure_baselines(run: Run) -> None:
     by_policy = {
         name: results[i * per_policy : (i + 1) * per_policy] for i, name in enumerate(names)
     }
-    reference = reference_ttft_mean_ms([by_policy[n] for n in POLICY_NAMES])
-    metrics = {name: summarise(rows, run.config, reference) for name, rows in by_policy.items()}
+    heuristics = [by_policy[n] for n in POLICY_NAMES]
+    reference = reference_ttft_mean_ms(heuristics)
+    reference_cost = reference_cost_per_1k(heuristics)
+    metrics = {
+        name: summarise(rows, run.config, reference, reference_cost)
+        for name, rows in by_policy.items()
+    }
     best = max(
         POLICY_NAMES,
         key=lambda n: (metrics[n]["slo_attainment"], -metrics[n]["cost_per_1k_requests"]),
@@ -157,6 +162,7 @@ def measure_baselines(run: Run) -> None:
         "best_heuristic": {"name": best, **metrics[best]},
         "heuristics": {n: metrics[n] for n in POLICY_NAMES},
         "reference_ttft_mean_ms": reference,
+        "reference_cost_per_1k": reference_cost,
     }
     run.report(
         "baselines",

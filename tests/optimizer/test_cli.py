@@ -150,7 +150,13 @@ def test_bad_arguments_are_usage_errors(flag: str, value: str, capsys) -> None: 
 
 
 @pytest.mark.parametrize(
-    ("flag", "value"), [("--timesteps", "0"), ("--teacher", "nosuch"), ("--eval-seeds", "-1")]
+    ("flag", "value"),
+    [
+        ("--timesteps", "0"),
+        ("--teacher", "nosuch"),
+        ("--eval-seeds", "-1"),
+        ("--cost-weight", "-1"),
+    ],
 )
 def test_bad_training_arguments_are_usage_errors(flag: str, value: str, tmp_path: Path) -> None:
     argv = ["train", "--topology", str(FLEET_DEMO), "--trace", str(MOONCAKE)]

@@ -59,10 +59,11 @@ def test_evaluate_takes_the_generalist_among_its_policies(
 def test_train_init_generalist_starts_from_its_weights(unseen_fleet: Path, tmp_path: Path) -> None:
     out = tmp_path / "tuned"
     args = ["train", "--topology", str(unseen_fleet), "--trace", str(AZURE), "--init", "generalist"]
-    args += ["--timesteps", "256", "--validate-every", "256", "--out", str(out)]
-    assert main(args) == 0
+    args += ["--timesteps", "256", "--validate-every", "256", "--cost-weight", "0.2"]
+    assert main([*args, "--out", str(out)]) == 0
     record = json.loads((out / "policy.json").read_text())
     assert record["training_config"]["init"] == "generalist"
+    assert record["training_config"]["reward"]["cost_weight"] == 0.2
     start = record["validation"]["history"][0]
     assert start["timesteps"] == 0
     # The start validates exactly as the shipped generalist does on the same replays
