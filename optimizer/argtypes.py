@@ -43,6 +43,34 @@ def port(text: str) -> int:
     return value
 
 
+def count(text: str) -> int:
+    """A whole number >= 1 (timesteps, a request limit, repeats)."""
+    return int(number(text, int, low=1, strict=False))
+
+
+def natural(text: str) -> int:
+    """A whole number >= 0 (seeds, warm-start steps)."""
+    return int(number(text, int, low=0, strict=False))
+
+
+def positives(text: str) -> list[float]:
+    """A comma-separated list of positive numbers (loads)."""
+    return [positive(v) for v in text.split(",") if v.strip()]
+
+
+def naturals(text: str) -> list[int]:
+    """A comma-separated list of whole numbers >= 0 (seeds)."""
+    return [natural(v) for v in text.split(",") if v.strip()]
+
+
+def names(text: str) -> list[str]:
+    """A comma-separated, non-empty list of names (policies)."""
+    listed = [p.strip() for p in text.split(",") if p.strip()]
+    if not listed:
+        raise argparse.ArgumentTypeError("expected a comma-separated list of names")
+    return listed
+
+
 def fraction(text: str) -> float:
     """A share in (0, 1] (a canary's share of traffic)."""
     value = positive(text)

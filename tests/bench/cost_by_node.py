@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from collections import defaultdict
 
-from optimizer.cli import Workload
+from optimizer.commands.replay import Workload
 from optimizer.report import slo_met
 
 

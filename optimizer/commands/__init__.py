@@ -1,0 +1,1 @@
+"""The subcommands of `python -m optimizer` (`optimizer/cli.py` builds their parser)."""

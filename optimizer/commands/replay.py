@@ -1,0 +1,204 @@
+"""`simulate`, `evaluate`, `calibrate`, `policies` and `bench` (the simulator's speed): a
+trace replayed over a topology (`Workload`), reported as JSON and a table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation, utilisation_of_load
+from optimizer.decision import PlacementRequest
+from optimizer.errors import InputFileError
+from optimizer.observations import load_observations, simulated_observations, write_observations
+from optimizer.oracle import oracle_report
+from optimizer.policies import GENERALIST, POLICY_NAMES, load_policy
+from optimizer.report import build_report, format_table
+from optimizer.sim import ScheduledEvent, SimResult, TelemetryModel, load_schedule, simulate
+from optimizer.topology import Topology
+from optimizer.topology_files import dump_topology, load_topology
+from optimizer.traces import draw_requests, load_trace
+
+
+class Workload:
+    """A topology, the arrivals of one trace with their drawn sources and models, and events."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.topology: Topology = load_topology(args.topology)
+        unscaled = load_trace(args.trace, limit=args.limit)
+        capacity = FleetCapacity(self.topology)
+        mix = TokenMix.of(unscaled) if unscaled else None
+        if args.utilisation is not None and mix is not None:
+            try:
+                args.load = load_for_utilisation(capacity, mix, args.utilisation)
+            except ValueError as exc:
+                raise InputFileError(args.topology, [f"{args.topology}: {exc}"]) from exc
+        self.load: float = args.load
+        self.utilisation = utilisation_of_load(capacity, mix, args.load) if mix else 0.0
+        trace = load_trace(args.trace, limit=args.limit, load=args.load)
+        self.trace_name = Path(args.trace).name
+        self.arrival_s = [r.arrival_s for r in trace]
+        self.requests: list[PlacementRequest] = draw_requests(trace, self.topology, args.seed)
+        self.events: list[ScheduledEvent] = (
+            load_schedule(args.events, self.topology) if args.events else []
+        )
+        self.telemetry_interval: float | None = args.telemetry_interval
+
+    def run(self, spec: str, seed: int, progress: bool) -> tuple[dict[str, Any], SimResult]:
+        policy = load_policy(spec, self.topology, seed)
+        telemetry = (
+            TelemetryModel(self.telemetry_interval, seed=seed)
+            if self.telemetry_interval is not None
+            else None
+        )
+        result = simulate(
+            self.topology,
+            policy,
+            self.requests,
+            self.arrival_s,
+            events=self.events,
+            telemetry=telemetry,
+            progress=progress,
+            desc=spec,
+        )
+        return build_report(result, self.topology, spec), result
+
+
+def progress_shown() -> bool:
+    return sys.stderr.isatty()
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    # allow_nan=False: a report is JSON (docs/contracts.md §3), and NaN or Infinity are not.
+    text = json.dumps(data, indent=2, allow_nan=False) + "\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputFileError(
+            str(path), [f"{path}: cannot write the report: {exc.strerror}"]
+        ) from exc
+
+
+def _write_observations(path: Path, result: SimResult, topology: Topology) -> None:
+    """One observation line per request (docs/contracts.md §5)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8") as out:
+            write_observations(out, simulated_observations(result, topology))
+    except OSError as exc:
+        raise InputFileError(str(path), [f"{path}: cannot write: {exc.strerror}"]) from exc
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from optimizer.calibration import calibrate
+
+    nominal = load_topology(args.topology)
+    observations = load_observations(args.observations, nominal, seed=args.seed)
+    result = calibrate(
+        nominal, observations, min_samples=args.min_samples, fit_links=args.fit_links
+    )
+    out = Path(args.out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(dump_topology(result.topology), encoding="utf-8")
+    except OSError as exc:
+        raise InputFileError(str(out), [f"{out}: cannot write: {exc.strerror}"]) from exc
+    write_json(Path(args.report), result.report)
+    fid = result.report["fidelity"]
+    for when in ("before", "after"):
+        print(
+            f"{when:<7} TTFT median/p95 error {fid[when]['ttft']['median_abs_rel_error']:.1%}"
+            f" / {fid[when]['ttft']['p95_abs_rel_error']:.1%}, E2E"
+            f" {fid[when]['e2e']['median_abs_rel_error']:.1%}"
+            f" / {fid[when]['e2e']['p95_abs_rel_error']:.1%}"
+        )
+    unfitted = result.report["unfitted_profiles"]
+    if unfitted:
+        print(f"kept nominal (too little data): {', '.join(unfitted)}")
+    print(f"wrote {out} and {args.report}")
+    return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    work = Workload(args)
+    report, result = work.run(args.policy, args.seed, progress_shown())
+    report.update(
+        trace=work.trace_name,
+        load=work.load,
+        utilisation=work.utilisation,
+        seed=args.seed,
+        telemetry_interval_s=args.telemetry_interval,
+    )
+    if args.requests_out:
+        _write_observations(Path(args.requests_out), result, work.topology)
+    if args.report:
+        write_json(Path(args.report), report)
+    else:
+        print(json.dumps(report, indent=2, allow_nan=False))
+    print(format_table({args.policy: report}, None), file=sys.stderr)
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from optimizer.plots import write_plots  # matplotlib is slow to import; only here
+
+    work = Workload(args)
+    policies: dict[str, dict[str, Any]] = {}
+    ttft: dict[str, np.ndarray] = {}
+    for spec in args.policies:
+        report, result = work.run(spec, args.seed, progress_shown())
+        policies[spec] = report
+        served = np.array(result.table.status) == 1
+        ttft[spec] = np.array(result.table.ttft)[served]
+    oracle = oracle_report(work.topology, work.requests)
+    out = {
+        "policies": policies,
+        "oracle": oracle,
+        "trace": work.trace_name,
+        "load": work.load,
+        "utilisation": work.utilisation,
+        "seed": args.seed,
+        "telemetry_interval_s": args.telemetry_interval,
+    }
+    report_path = Path(args.report)
+    write_json(report_path, out)
+    title = f"{work.trace_name} at load {work.load:.3g}x (utilisation {work.utilisation:.2f})"
+    plots = write_plots(report_path, ttft, policies, oracle, title)
+    print(title)
+    print(format_table(policies, oracle))
+    print(f"report: {report_path}; plots: {plots[0]}, {plots[1]}")
+    return 0
+
+
+def cmd_policies(args: argparse.Namespace) -> int:
+    # The heuristics, then the shipped learned policy, which `--policy` also takes by name.
+    print("\n".join([*POLICY_NAMES, GENERALIST]))
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    rows: list[tuple[str, str, float, float, float]] = []
+    for trace in args.traces:
+        args.trace = trace
+        work = Workload(args)
+        for spec in args.policies:
+            report, _ = work.run(spec, args.seed, progress_shown())
+            rows.append(
+                (
+                    work.trace_name,
+                    spec,
+                    report["sim_seconds"],
+                    report["wall_seconds"],
+                    report["sim_speedup"],
+                )
+            )
+    print(f"topology: {args.topology} ({len(work.topology.nodes)} nodes), load {args.load:g}x")
+    print(f"{'trace':<28}{'policy':<16}{'sim s':>9}{'wall s':>9}{'sim_speedup':>13}")
+    for trace_name, spec, sim_s, wall_s, speedup in rows:
+        print(f"{trace_name:<28}{spec:<16}{sim_s:>9.0f}{wall_s:>9.2f}{speedup:>12.0f}x")
+    return 0

@@ -1,0 +1,91 @@
+"""`train`: imitation, PPO, validation and export (`optimizer.rl.train`), with a progress bar
+and a log line per validation."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from optimizer.commands.replay import progress_shown
+from optimizer.errors import InputFileError
+
+
+def _format_progress(metrics: dict[str, Any]) -> str | None:
+    """A line for the training log: baselines, validations and the end of imitation."""
+    if metrics["phase"] == "baselines":
+        return (
+            f"baselines on validation (load {metrics['validation_load']:.3g}x on average, "
+            f"utilisations {', '.join(f'{u:g}' for u in metrics['validation_utilisations'])}): "
+            f"teacher {metrics['teacher_attainment']:.2%}, best heuristic "
+            f"{metrics['best_heuristic']} {metrics['best_heuristic_attainment']:.2%}"
+        )
+    if metrics.get("event") != "validation":
+        return None
+    return (
+        f"validation at {metrics['timesteps']}: attainment {metrics['slo_attainment']:.2%} "
+        f"(teacher {metrics['teacher_attainment']:.2%}, best heuristic "
+        f"{metrics['best_heuristic_attainment']:.2%}), p95 TTFT {metrics['ttft_p95_ms']:.0f} ms, "
+        f"mean TTFT excess {metrics['ttft_mean_excess']:.3f}, "
+        f"$/1k {metrics['cost_per_1k_requests']:.3f} (excess {metrics['cost_excess']:.3f}), "
+        f"score {metrics['validation_score']:.4f}" + (" (best)" if metrics["best"] else "")
+    )
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    # Imported here: torch and stable-baselines3 are slow to import and only training needs them.
+    from tqdm import tqdm
+
+    from optimizer.rl.train import TrainConfig, train
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputFileError(args.out, [f"{out}: --out must be a directory, and this is a file"])
+    config = TrainConfig(
+        topology=args.topology,
+        trace=args.trace,
+        out=args.out,
+        extra_topologies=tuple(args.extra_topologies),
+        init=args.init,
+        timesteps=args.timesteps,
+        seed=args.seed,
+        teacher=args.teacher,
+        bc_steps=args.bc_steps,
+        bc_epochs=args.bc_epochs,
+        validate_every=args.validate_every,
+        eval_trace=args.eval_trace,
+        eval_loads=tuple(args.eval_loads),
+        eval_seeds=tuple(args.eval_seeds),
+    )
+    if args.cost_weight is not None:
+        config.reward = dataclasses.replace(config.reward, cost_weight=args.cost_weight)
+    bar = tqdm(total=1000, desc="train", unit="‰", disable=not progress_shown(), leave=False)
+
+    def progress(fraction: float, metrics: dict[str, Any]) -> None:
+        bar.update(int(fraction * 1000) - bar.n)
+        if "approx_kl" in metrics:
+            bar.set_postfix(
+                steps=metrics["timesteps"],
+                kl=f"{metrics['approx_kl']:.4f}",
+                sps=f"{metrics['steps_per_s']:.0f}",
+                refresh=False,
+            )
+        line = _format_progress(metrics)
+        if line is not None:
+            bar.write(line)
+
+    result = train(config, progress)
+    bar.close()
+    if result.evaluation is not None:
+        from optimizer.rl.evaluate import format_evaluation
+
+        print(format_evaluation(result.evaluation))
+    if result.below_baseline:
+        best = result.baselines["best_heuristic"]
+        print(
+            f"warning: the trained policy validates at {result.validation['slo_attainment']:.2%}, "
+            f"below the best heuristic ({best['name']}, {best['slo_attainment']:.2%})"
+        )
+    print(f"wrote {result.out / 'scorer.pt'} and policy.json in {result.wall_seconds:.0f} s")
+    return 0
