@@ -22,7 +22,7 @@ from optimizer.commands.replay import (
 )
 from optimizer.commands.training import cmd_train
 from optimizer.errors import InputFileError
-from optimizer.policies import POLICY_NAMES
+from optimizer.policies import DECISION_COST_WEIGHT, POLICY_NAMES, decision_cost_weight
 from optimizer.traces import SHIPPED_TRACES
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -32,6 +32,14 @@ DEFAULT_TRACES = (
     SHIPPED_TRACES / "mooncake_synthetic.jsonl",
     SHIPPED_TRACES / "azure_llm_2023_conv.csv",
 )
+
+
+def _decision_cost_weight(text: str) -> float:
+    """`train --decision-cost-weight`: what policy.json accepts (0..1000)."""
+    try:
+        return decision_cost_weight({DECISION_COST_WEIGHT: argtypes.non_negative(text)})
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _common(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
@@ -157,6 +165,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=argtypes.non_negative,
         default=None,
         help="reward per USD per 1k requests of each finished request (default: RewardConfig's)",
+    )
+    tr.add_argument(
+        "--decision-cost-weight",
+        type=_decision_cost_weight,
+        default=None,
+        help=(
+            "logits one estimated USD per 1k requests costs when the exported scorer decides "
+            "(policy.json decision_cost_weight; default: the --init policy's, else 0)"
+        ),
     )
     tr.add_argument(
         "--validate-every",

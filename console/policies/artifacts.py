@@ -101,12 +101,14 @@ def read_artifact(directory: Path) -> tuple[dict[str, Any], str]:
 
 def artifact_problem(policy: PolicyVersion) -> str | None:
     """Why a trained version's scorer.pt cannot be trusted any more, or None if it is the
-    file that was registered (heuristics and versions registered before digests: None)."""
+    file (and decision cost weight) that was registered (heuristics and versions registered
+    before digests: None)."""
     if policy.kind != PolicyKind.LEARNED or not policy.artifact_sha256:
         return None
     if scorer_digest(policy.artifact_dir) != policy.artifact_sha256:
         return (
-            f"{policy}: scorer.pt in {policy.artifact_dir} changed or vanished since it was "
-            "registered; register the new file as a new version."
+            f"{policy}: scorer.pt in {policy.artifact_dir} (or policy.json's "
+            "decision_cost_weight) changed or vanished since it was registered; register the "
+            "new files as a new version."
         )
     return None

@@ -54,6 +54,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         bc_steps=args.bc_steps,
         bc_epochs=args.bc_epochs,
         validate_every=args.validate_every,
+        decision_cost_weight=args.decision_cost_weight,
         eval_trace=args.eval_trace,
         eval_loads=tuple(args.eval_loads),
         eval_seeds=tuple(args.eval_seeds),

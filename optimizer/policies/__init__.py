@@ -7,8 +7,11 @@ the one entry point for `--policy`, taking a built-in name or a directory writte
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from optimizer.errors import InputFileError
 from optimizer.policies.base import Policy, ordered
@@ -80,9 +83,31 @@ def load_policy(spec: str, topology: Topology, seed: int = 0) -> Policy:
     )
 
 
+DECISION_COST_WEIGHT = "decision_cost_weight"
+# Far above any useful value (0.5 was chosen for the generalist; 2 already cost it a point of
+# attainment on validation), and small enough that the score stays finite for any estimate.
+MAX_DECISION_COST_WEIGHT = 1000.0
+
+
+def decision_cost_weight(meta: dict[str, Any]) -> float:
+    """policy.json's `decision_cost_weight` (0 when absent): how many logits of the scorer one
+    USD per 1k requests of a candidate's estimated cost is worth at decision time
+    (`optimizer.rl.export.TrainedPolicy`). Raises ValueError naming the problem."""
+    value = meta.get(DECISION_COST_WEIGHT, 0.0)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{DECISION_COST_WEIGHT} must be a number, got {value!r}")
+    if not math.isfinite(value) or not 0.0 <= value <= MAX_DECISION_COST_WEIGHT:
+        raise ValueError(
+            f"{DECISION_COST_WEIGHT} must be within 0..{MAX_DECISION_COST_WEIGHT:g}, got {value!r}"
+        )
+    return float(value)
+
+
 def scorer_digest(directory: str | Path) -> str:
-    """SHA-256 of a trained policy directory's scorer.pt ("" when it cannot be read): what a
-    registered version records, and what serving checks before loading it."""
+    """SHA-256 of a trained policy directory's decision rule ("" when scorer.pt cannot be
+    read): scorer.pt, and policy.json's `decision_cost_weight` when it sets one, since that
+    changes the decisions too. What a registered version records, and what serving checks
+    before loading it. (Without a cost weight it is scorer.pt's own SHA-256, as before.)"""
     sha = hashlib.sha256()
     try:
         with (Path(directory) / "scorer.pt").open("rb") as f:
@@ -90,6 +115,13 @@ def scorer_digest(directory: str | Path) -> str:
                 sha.update(chunk)
     except OSError:
         return ""
+    try:
+        meta = json.loads((Path(directory) / "policy.json").read_text(encoding="utf-8"))
+        weight = meta.get(DECISION_COST_WEIGHT) if isinstance(meta, dict) else None
+    except (OSError, ValueError):
+        weight = None  # the loader refuses such a directory with the reason
+    if weight:
+        sha.update(f"\0{DECISION_COST_WEIGHT}={weight!r}".encode())
     return sha.hexdigest()
 
 

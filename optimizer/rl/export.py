@@ -23,6 +23,7 @@ from torch import nn
 from optimizer.errors import InputFileError
 from optimizer.features import FEATURE_NAMES, FEATURE_VERSION, N_FEATURES
 from optimizer.kernel.candidates import Candidates
+from optimizer.policies import decision_cost_weight
 from optimizer.policies.base import Policy
 from optimizer.rl.fastscorer import NumpyScorer
 from optimizer.rl.network import CandidateScorer, DeepSetsPolicy
@@ -96,7 +97,17 @@ def write_policy_json(directory: Path, data: dict[str, Any]) -> None:
 
 
 class TrainedPolicy(Policy):
-    """A policy served by a trained `scorer.pt`: the candidates' feature rows -> scores.
+    """A policy served by a trained `scorer.pt`: the candidates' feature rows -> scores,
+    minus `cost_weight` x each candidate's estimated USD per 1k requests.
+
+    The cost term (policy.json's `decision_cost_weight`, 0 by default) is a decision-time
+    price on the scorer's logits: the generalist's scores spread an expensive model over
+    every node that can serve it, where consolidating it on the cheapest keeps that node's
+    decode batch full and each request cheap, and neither its teacher nor PPO learned that
+    (docs/learned-policy.md, "The canary's cost"). Subtracting the estimated cost, scaled as
+    weighted-score's money term is, moves near-ties to the cheaper node and leaves clear
+    preferences alone; the weight is chosen on a validation set, not by training. Simulator
+    and live engine both call `score`, so they apply the same rule.
 
     Scores come from the scorer's numpy twin (`optimizer.rl.fastscorer`) when the module is
     of the exported shape, else from the TorchScript module under `torch.no_grad()`. Servers
@@ -112,14 +123,19 @@ class TrainedPolicy(Policy):
         meta: dict[str, Any],
         name: str,
         fast: NumpyScorer | None = None,
+        cost_weight: float = 0.0,
     ) -> None:
         self.module = module
         self.meta = meta
         self.name = name
         self.fast = fast
+        self.cost_weight = cost_weight
 
     def score(self, c: Candidates) -> np.ndarray:
-        return self.score_rows(c.rows())
+        scores = self.score_rows(c.rows())
+        if self.cost_weight:
+            scores = scores - self.cost_weight * (c.est.cost_usd * 1000.0)
+        return scores
 
     def score_rows(self, rows: np.ndarray) -> np.ndarray:
         """Scores of precomputed feature rows (every row valid)."""
@@ -135,6 +151,17 @@ class TrainedPolicy(Policy):
         return out.numpy().astype(np.float64)
 
 
+def policy_cost_weight(directory: Path) -> float:
+    """The `decision_cost_weight` of a trained policy directory's policy.json (what a
+    fine-tune from it keeps unless told otherwise)."""
+    meta_path = directory / POLICY_FILE
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        return decision_cost_weight(meta if isinstance(meta, dict) else {})
+    except (OSError, ValueError) as exc:
+        raise InputFileError(str(meta_path), [f"{meta_path}: {exc}"]) from exc
+
+
 def load_trained_policy(directory: str | Path) -> TrainedPolicy:
     """Load `scorer.pt` and `policy.json` from `directory` (written by `train`)."""
     path = Path(directory)
@@ -148,6 +175,8 @@ def load_trained_policy(directory: str | Path) -> TrainedPolicy:
         raise InputFileError(str(path), [f"{meta_path}: cannot read: {exc.strerror}"]) from exc
     except json.JSONDecodeError as exc:
         raise InputFileError(str(path), [f"{meta_path}: malformed JSON: {exc.msg}"]) from exc
+    if not isinstance(meta, dict):
+        raise InputFileError(str(path), [f"{meta_path}: not a JSON object"])
     version = meta.get("feature_version")
     if version != FEATURE_VERSION:
         raise InputFileError(
@@ -159,6 +188,10 @@ def load_trained_policy(directory: str | Path) -> TrainedPolicy:
         )
     if meta.get("feature_names") != list(FEATURE_NAMES):
         raise InputFileError(str(path), [f"{meta_path}: feature names differ from this build's"])
+    try:
+        cost_weight = decision_cost_weight(meta)
+    except ValueError as exc:
+        raise InputFileError(str(path), [f"{meta_path}: {exc}"]) from exc
     if not _threads_configured():
         if torch.get_num_threads() > 1:
             torch.set_num_threads(1)
@@ -168,7 +201,7 @@ def load_trained_policy(directory: str | Path) -> TrainedPolicy:
     module = torch.jit.load(str(scorer_path), map_location="cpu")
     module.eval()
     fast = NumpyScorer.from_module(module, N_FEATURES)
-    return TrainedPolicy(module, meta, meta.get("name") or path.name, fast)
+    return TrainedPolicy(module, meta, meta.get("name") or path.name, fast, cost_weight)
 
 
 def _threads_configured() -> bool:

@@ -25,10 +25,16 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 
 from optimizer.errors import InputFileError
 from optimizer.features import FEATURE_VERSION
-from optimizer.policies import POLICY_NAMES, resolve_policy_dir
+from optimizer.policies import DECISION_COST_WEIGHT, POLICY_NAMES, resolve_policy_dir
 from optimizer.rl.env import PlacementEnv
 from optimizer.rl.evaluate import collect_evaluation, evaluation_jobs, format_evaluation
-from optimizer.rl.export import export_scorer, load_weights, save_weights, write_policy_json
+from optimizer.rl.export import (
+    export_scorer,
+    load_weights,
+    policy_cost_weight,
+    save_weights,
+    write_policy_json,
+)
 from optimizer.rl.fleets import MultiFleetEnv
 from optimizer.rl.imitation import NoDecisionsError, clone, collect, fit_normalisation
 from optimizer.rl.network import DeepSetsPolicy
@@ -81,6 +87,8 @@ def setup(config: TrainConfig, progress: ProgressFn | None, map_replays: MapFn) 
     init_dir = resolve_policy_dir(config.init) if config.init else None
     if init_dir is not None:
         config.hidden = int(load_weights(init_dir)["hidden"])
+    if config.decision_cost_weight is None:
+        config.decision_cost_weight = 0.0 if init_dir is None else policy_cost_weight(init_dir)
     run = Run(config, progress, map_replays)
     (run.out / "checkpoints").mkdir(parents=True, exist_ok=True)
     for path, topology in zip(run.paths, run.fleets, strict=True):
@@ -317,6 +325,7 @@ def export(run: Run) -> None:
             "history": [h for h in run.history if h.get("event") == "validation"],
         },
         "feature_version_trained": FEATURE_VERSION,
+        DECISION_COST_WEIGHT: c.decision_cost_weight or 0.0,
     }
     write_policy_json(run.out, run.record)
 

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 
+from optimizer.policies import DECISION_COST_WEIGHT
 from optimizer.rl.env import PlacementEnv
 from optimizer.rl.export import export_scorer, write_policy_json
 from optimizer.rl.fleets import MultiFleetEnv
@@ -113,7 +114,8 @@ class Run:
         directory = self.out / "checkpoints" / "validation" / tag
         directory.mkdir(parents=True, exist_ok=True)
         export_scorer(self.policy, directory / "scorer.pt")
-        write_policy_json(directory, {"name": f"validation-{tag}"})
+        weight = self.config.decision_cost_weight or 0.0
+        write_policy_json(directory, {"name": f"validation-{tag}", DECISION_COST_WEIGHT: weight})
         return self.validate(str(directory))
 
     def below_baseline(self) -> bool:

@@ -56,6 +56,10 @@ class TrainConfig:
     init: str | None = None
     """Start from a trained policy instead of imitation: `generalist` or a directory with
     `weights.pt` (fine-tuning)."""
+    decision_cost_weight: float | None = None
+    """Logits of the exported scorer one estimated USD per 1k requests costs at decision time
+    (policy.json `decision_cost_weight`, `optimizer.rl.export.TrainedPolicy`); validation
+    replays apply it too. None: the `init` policy's (the generalist's 0.5), else 0."""
     timesteps: int = 500_000
     """PPO environment steps (one step = one placement decision)."""
     seed: int = 0

@@ -64,6 +64,9 @@ def test_train_init_generalist_starts_from_its_weights(unseen_fleet: Path, tmp_p
     record = json.loads((out / "policy.json").read_text())
     assert record["training_config"]["init"] == "generalist"
     assert record["training_config"]["reward"]["cost_weight"] == 0.2
+    # A fine-tune keeps the generalist's decision cost weight, so it validates, and serves,
+    # as the policy it started from.
+    assert record["decision_cost_weight"] == 0.5
     start = record["validation"]["history"][0]
     assert start["timesteps"] == 0
     # The start validates exactly as the shipped generalist does on the same replays

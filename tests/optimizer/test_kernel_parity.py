@@ -189,3 +189,28 @@ def test_the_learned_scorer_scores_and_picks_as_torchscript_on_reference_rows(
     top = np.sort(expected)[::-1]
     if len(top) == 1 or top[0] - top[1] > 1e-3:  # a near-tie may fall either way in float32
         assert int(np.argmax(scores)) == int(np.argmax(expected))
+
+
+@pytest.fixture(scope="module")
+def generalist() -> object:
+    return load_policy("generalist", FLEET)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases())
+def test_the_generalist_scores_its_scorer_minus_the_weighted_reference_cost(
+    case: Case, generalist: object
+) -> None:
+    """policy.json's decision_cost_weight: the scorer's scores minus the weight times the
+    reference estimate of each candidate's USD per 1k requests."""
+    from optimizer.rl.export import TrainedPolicy
+
+    assert isinstance(generalist, TrainedPolicy) and generalist.cost_weight > 0
+    kernel, _ = _kernel(case)
+    reference, _ = filter_candidates(case.request, case.views, FLEET)
+    if not reference:
+        return
+    rows = candidate_rows(case.request, reference, FLEET)
+    cost_1k = estimate(case.request, reference, FLEET).cost_usd * 1000.0
+    expected = generalist.score_rows_torch(rows) - generalist.cost_weight * cost_1k
+    np.testing.assert_allclose(generalist.score(kernel), expected, rtol=1e-4, atol=1e-4)

@@ -252,6 +252,7 @@ def test_train_api_runs_a_tiny_budget_and_reports_progress(
         eval_loads=(1.0,),
         eval_seeds=(0,),
         hidden=16,
+        decision_cost_weight=0.25,
     )
     result = train(config, lambda fraction, message: seen.append((fraction, message)))
     fractions = [f for f, _ in seen]
@@ -264,6 +265,10 @@ def test_train_api_runs_a_tiny_budget_and_reports_progress(
     assert validations and all("ttft_mean_excess" in m for m in validations)
     assert len(meta["validation"]["baselines"]["reference_ttft_mean_ms"]) == 1
     loaded = load_trained_policy(result.out)
+    # Served, and validated, with the decision cost weight it was given.
+    assert meta["decision_cost_weight"] == 0.25 and loaded.cost_weight == 0.25
+    start = load_trained_policy(result.out / "checkpoints" / "validation" / "start")
+    assert start.cost_weight == 0.25
     trace_rows = load_trace(trace_path, limit=5)
     assert len(trace_rows) == 5 and loaded.meta["seed"] == 0
 

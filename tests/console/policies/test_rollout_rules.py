@@ -277,6 +277,25 @@ def test_a_scorer_for_another_feature_version_is_refused(admins: Admins, root: P
     _refused(_register_dir(admins.alice, directory), "feature_version 99")
 
 
+def test_a_bad_decision_cost_weight_is_refused(admins: Admins, root: Path) -> None:
+    meta = json.loads((SHIPPED / "policy.json").read_text())
+    meta["decision_cost_weight"] = -1
+    directory = _artifact(root / "negative", policy_json=meta)
+    _refused(_register_dir(admins.alice, directory), "decision_cost_weight must be within")
+
+
+def test_a_decision_cost_weight_changed_after_registration_is_not_evaluated(
+    admins: Admins, root: Path
+) -> None:
+    """The weight changes decisions as much as the scorer does, so the digest covers it."""
+    directory = _artifact(root / "repriced")
+    pk = _register_dir(admins.alice, directory).json()["id"]
+    meta = json.loads((directory / "policy.json").read_text())
+    (directory / "policy.json").write_text(json.dumps(meta | {"decision_cost_weight": 3.0}))
+    evaluation = admins.alice.post(f"/api/v1/policies/{pk}/evaluate", {}, format="json")
+    assert evaluation.status_code == 409 and "decision_cost_weight" in evaluation.json()["message"]
+
+
 def test_a_scorer_that_does_not_load_is_refused(admins: Admins, root: Path) -> None:
     directory = _artifact(root / "broken", scorer=b"not a torchscript file")
     _refused(_register_dir(admins.alice, directory), "cannot load")
