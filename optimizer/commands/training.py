@@ -29,6 +29,7 @@ def _format_progress(metrics: dict[str, Any]) -> str | None:
         f"{metrics['best_heuristic_attainment']:.2%}), p95 TTFT {metrics['ttft_p95_ms']:.0f} ms, "
         f"mean TTFT excess {metrics['ttft_mean_excess']:.3f}, "
         f"$/1k {metrics['cost_per_1k_requests']:.3f} (excess {metrics['cost_excess']:.3f}), "
+        f"decision cost weight {metrics.get('decision_cost_weight', 0.0):g}, "
         f"score {metrics['validation_score']:.4f}" + (" (best)" if metrics["best"] else "")
     )
 

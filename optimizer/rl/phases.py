@@ -87,9 +87,10 @@ def setup(config: TrainConfig, progress: ProgressFn | None, map_replays: MapFn) 
     init_dir = resolve_policy_dir(config.init) if config.init else None
     if init_dir is not None:
         config.hidden = int(load_weights(init_dir)["hidden"])
-    if config.decision_cost_weight is None:
-        config.decision_cost_weight = 0.0 if init_dir is None else policy_cost_weight(init_dir)
+    inherited = 0.0 if init_dir is None else policy_cost_weight(init_dir)
+    fixed = config.decision_cost_weight
     run = Run(config, progress, map_replays)
+    run.cost_weights = (fixed,) if fixed is not None else tuple(dict.fromkeys((inherited, 0.0)))
     (run.out / "checkpoints").mkdir(parents=True, exist_ok=True)
     for path, topology in zip(run.paths, run.fleets, strict=True):
         _check_servable(config, path, topology, run.trace)
@@ -201,6 +202,7 @@ def _validation_entry(run: Run, metrics: dict[str, float], steps: int, best: boo
             **metrics,
             "teacher_attainment": run.baselines["teacher"]["slo_attainment"],
             "best_heuristic_attainment": run.baselines["best_heuristic"]["slo_attainment"],
+            "decision_cost_weight": run.config.decision_cost_weight or 0.0,
             "best": best,
         },
     )
@@ -239,7 +241,7 @@ def imitate(run: Run) -> None:
     else:
         deep_sets.set_normalisation(*fit_normalisation(demonstrations(4096)))
         source = "init"
-    start = run.validate_actor("start")
+    start = run.validate_start()
     run.best = Best(start, _copy_state(run.policy), source)
     run.record["imitation"] = metrics
     _validation_entry(run, start | {"bc_agreement": metrics.get("bc_agreement", 0.0)}, 0, True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import warnings
 from pathlib import Path
@@ -269,6 +271,22 @@ def test_train_api_runs_a_tiny_budget_and_reports_progress(
     assert meta["decision_cost_weight"] == 0.25 and loaded.cost_weight == 0.25
     start = load_trained_policy(result.out / "checkpoints" / "validation" / "start")
     assert start.cost_weight == 0.25
+    # A fine-tune from it tries its weight and 0 on the start and keeps the better one.
+    tuned = train(
+        dataclasses.replace(
+            config,
+            out=str(tmp_path / "tuned"),
+            init=str(result.out),
+            eval_trace=None,
+            decision_cost_weight=None,
+        )
+    )
+    tuned_meta = json.loads((tuned.out / "policy.json").read_text())
+    trials = tuned_meta["decision_cost_weight_trials"]
+    assert [t["decision_cost_weight"] for t in trials] == [0.25, 0.0]
+    best = max(trials, key=lambda t: t["validation_score"])
+    assert tuned_meta["decision_cost_weight"] == best["decision_cost_weight"]
+    assert load_trained_policy(tuned.out).cost_weight == best["decision_cost_weight"]
     trace_rows = load_trace(trace_path, limit=5)
     assert len(trace_rows) == 5 and loaded.meta["seed"] == 0
 
