@@ -1,0 +1,111 @@
+"""The demo canary replayed offline with both arms on one fleet: each request goes to the
+canary policy with probability `--share`, else to the active one, and each arm's attainment
+and cost are reported apart, as `GET /api/v1/rollout` reports a live canary.
+
+    PYTHONPATH=$PWD .venv/bin/python tests/bench/canary_split.py \
+        [--canary generalist] [--active weighted-score] [--share 0.5] [--seeds 0,1,2] \
+        [--topology T.yaml] [--trace X] [--load 1] [--telemetry-interval 10]
+
+Defaults are the demo canary's offline proxy (docs/learned-policy.md, "The live canary").
+`python -m optimizer evaluate` replays each policy alone on the whole fleet; a live canary
+shares the nodes with the active arm, so each arm's decisions change the state the other
+decides on. The live engine routes by a hash of the request's session (sticky); the replay
+draws the arm per request from the seed. Prints figures, asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+from statistics import fmean, pstdev
+
+import numpy as np
+
+from optimizer import argtypes
+from optimizer.commands.replay import Workload
+from optimizer.kernel.candidates import Candidates
+from optimizer.policies import Policy, load_policy
+from optimizer.report import slo_met
+from optimizer.sim import simulate
+from optimizer.sim.telemetry import TelemetryModel
+
+_ARM_STREAM = 0xCA9A27
+
+
+class SplitPolicy(Policy):
+    """Scores each request with the policy of its arm (`arms[id(request)]`: 1 canary)."""
+
+    name = "split"
+
+    def __init__(self, canary: Policy, active: Policy, arms: dict[int, int]) -> None:
+        self.canary, self.active, self.arms = canary, active, arms
+
+    def score(self, c: Candidates) -> np.ndarray:
+        arm = self.arms[id(c.request)]
+        return (self.canary if arm else self.active).score(c)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--canary", default="generalist")
+    ap.add_argument("--active", default="weighted-score")
+    ap.add_argument("--share", type=argtypes.fraction, default=0.5)
+    ap.add_argument("--seeds", type=argtypes.naturals, default=[0, 1, 2])
+    ap.add_argument("--topology", default="optimizer/topologies/fleet-demo.yaml")
+    ap.add_argument("--trace", default="optimizer/data/traces/mooncake_synthetic.jsonl")
+    ap.add_argument("--load", type=argtypes.positive, default=1.0)
+    ap.add_argument("--telemetry-interval", type=argtypes.positive, default=10.0)
+    args = ap.parse_args()
+
+    rows: dict[str, list[tuple[float, float]]] = {"canary": [], "active": []}
+    for seed in args.seeds:
+        workload = Workload(
+            argparse.Namespace(
+                topology=args.topology,
+                trace=args.trace,
+                limit=None,
+                utilisation=None,
+                load=args.load,
+                seed=seed,
+                events=None,
+                telemetry_interval=args.telemetry_interval,
+            )
+        )
+        # A stream of its own: `draw_requests` draws models and sources from default_rng(seed),
+        # and arms drawn from the same stream would split the requests by model.
+        arm_rng = np.random.default_rng((seed, _ARM_STREAM))
+        draws = arm_rng.random(len(workload.requests)) < args.share
+        arms = {id(r): int(d) for r, d in zip(workload.requests, draws, strict=True)}
+        policy = SplitPolicy(
+            load_policy(args.canary, workload.topology, seed),
+            load_policy(args.active, workload.topology, seed),
+            arms,
+        )
+        result = simulate(
+            workload.topology,
+            policy,
+            workload.requests,
+            workload.arrival_s,
+            telemetry=TelemetryModel(args.telemetry_interval, seed=seed),
+        )
+        met = np.asarray(slo_met(result, workload.topology), dtype=bool)
+        cost = np.asarray(result.table.cost, dtype=np.float64)
+        for name, mask in (("canary", draws), ("active", ~draws)):
+            rows[name].append((100 * met[mask].mean(), 1000 * cost[mask].mean()))
+        print(
+            f"seed {seed}: canary {rows['canary'][-1][0]:.2f}% {rows['canary'][-1][1]:.3f} USD/1k"
+            f" ({draws.sum()} requests), active {rows['active'][-1][0]:.2f}%"
+            f" {rows['active'][-1][1]:.3f} USD/1k"
+        )
+    for name, spec in (("canary", args.canary), ("active", args.active)):
+        att, usd = [a for a, _ in rows[name]], [c for _, c in rows[name]]
+        print(
+            f"{name} ({spec}): SLO attainment {fmean(att):.2f} ± {pstdev(att):.2f}%, "
+            f"{fmean(usd):.3f} ± {pstdev(usd):.3f} USD/1k"
+        )
+    gap = [c[0] - a[0] for c, a in zip(rows["canary"], rows["active"], strict=True)]
+    ratio = [c[1] / a[1] for c, a in zip(rows["canary"], rows["active"], strict=True)]
+    print(f"canary - active: {fmean(gap):+.2f} pt, cost {fmean(ratio):.3f}x")
+
+
+if __name__ == "__main__":
+    main()
