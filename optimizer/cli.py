@@ -172,7 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help=(
             "logits one estimated USD per 1k requests costs when the exported scorer decides "
-            "(policy.json decision_cost_weight; default: the --init policy's, else 0)"
+            "(policy.json decision_cost_weight; default: the --init policy's or 0, whichever "
+            "validates the start better; 0 without --init)"
         ),
     )
     tr.add_argument(

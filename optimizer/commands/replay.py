@@ -48,6 +48,32 @@ class Workload:
         )
         self.telemetry_interval: float | None = args.telemetry_interval
 
+    @classmethod
+    def of(
+        cls,
+        topology: str,
+        trace: str,
+        *,
+        load: float | None = None,
+        utilisation: float | None = None,
+        seed: int = 0,
+        limit: int | None = None,
+        telemetry_interval: float | None = None,
+    ) -> Workload:
+        """The workload `evaluate` would replay for these options (benchmarks and tools)."""
+        return cls(
+            argparse.Namespace(
+                topology=topology,
+                trace=trace,
+                limit=limit,
+                utilisation=utilisation,
+                load=load,
+                seed=seed,
+                events=None,
+                telemetry_interval=telemetry_interval,
+            )
+        )
+
     def run(self, spec: str, seed: int, progress: bool) -> tuple[dict[str, Any], SimResult]:
         policy = load_policy(spec, self.topology, seed)
         telemetry = (

@@ -151,17 +151,6 @@ class TrainedPolicy(Policy):
         return out.numpy().astype(np.float64)
 
 
-def policy_cost_weight(directory: Path) -> float:
-    """The `decision_cost_weight` of a trained policy directory's policy.json (what a
-    fine-tune from it keeps unless told otherwise)."""
-    meta_path = directory / POLICY_FILE
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        return decision_cost_weight(meta if isinstance(meta, dict) else {})
-    except (OSError, ValueError) as exc:
-        raise InputFileError(str(meta_path), [f"{meta_path}: {exc}"]) from exc
-
-
 def load_trained_policy(directory: str | Path) -> TrainedPolicy:
     """Load `scorer.pt` and `policy.json` from `directory` (written by `train`)."""
     path = Path(directory)

@@ -30,8 +30,8 @@ from optimizer.rl.env import PlacementEnv
 from optimizer.rl.evaluate import collect_evaluation, evaluation_jobs, format_evaluation
 from optimizer.rl.export import (
     export_scorer,
+    load_trained_policy,
     load_weights,
-    policy_cost_weight,
     save_weights,
     write_policy_json,
 )
@@ -87,7 +87,7 @@ def setup(config: TrainConfig, progress: ProgressFn | None, map_replays: MapFn) 
     init_dir = resolve_policy_dir(config.init) if config.init else None
     if init_dir is not None:
         config.hidden = int(load_weights(init_dir)["hidden"])
-    inherited = 0.0 if init_dir is None else policy_cost_weight(init_dir)
+    inherited = 0.0 if init_dir is None else load_trained_policy(init_dir).cost_weight
     fixed = config.decision_cost_weight
     run = Run(config, progress, map_replays)
     run.cost_weights = (fixed,) if fixed is not None else tuple(dict.fromkeys((inherited, 0.0)))

@@ -58,17 +58,12 @@ def main() -> None:
 
     rows: dict[str, list[tuple[float, float]]] = {"canary": [], "active": []}
     for seed in args.seeds:
-        workload = Workload(
-            argparse.Namespace(
-                topology=args.topology,
-                trace=args.trace,
-                limit=None,
-                utilisation=None,
-                load=args.load,
-                seed=seed,
-                events=None,
-                telemetry_interval=args.telemetry_interval,
-            )
+        workload = Workload.of(
+            args.topology,
+            args.trace,
+            load=args.load,
+            seed=seed,
+            telemetry_interval=args.telemetry_interval,
         )
         # A stream of its own: `draw_requests` draws models and sources from default_rng(seed),
         # and arms drawn from the same stream would split the requests by model.

@@ -29,17 +29,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--policies", default="generalist,weighted-score")
     args = ap.parse_args()
-    workload = Workload(
-        argparse.Namespace(
-            topology=args.topology,
-            trace=args.trace,
-            limit=None,
-            utilisation=None,
-            load=args.load,
-            seed=args.seed,
-            events=None,
-            telemetry_interval=args.telemetry_interval,
-        )
+    workload = Workload.of(
+        args.topology,
+        args.trace,
+        load=args.load,
+        seed=args.seed,
+        telemetry_interval=args.telemetry_interval,
     )
     models = [r.model for r in workload.requests]
     for spec in args.policies.split(","):
