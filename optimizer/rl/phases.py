@@ -1,9 +1,9 @@
 """The phases of `optimizer.rl.train.train`, each a function of the shared `Run` state.
 
-`setup` builds everything (fleets, environments, MaskablePPO; the shared state is
-`optimizer.rl.run.Run`); `measure_baselines` replays the teacher and every heuristic on the
-validation scenarios; `imitate` warm-starts the actor
-(behaviour cloning, or the weights of `--init`); `ppo` improves it, validating as it goes and
+`setup` (`optimizer.rl.setup`) builds everything (fleets, environments, MaskablePPO; the
+shared state is `optimizer.rl.run.Run`); `measure_baselines` replays the teacher and every
+heuristic on the validation scenarios; `imitate` warm-starts the actor (behaviour cloning,
+or the weights of `--init`); `ppo` improves it, validating as it goes and
 keeping the best weights; `export` writes them; `evaluate` replays the held-out trace. Every
 phase reports named metrics through `Run.report` (docs/learned-policy.md, training).
 """
@@ -11,138 +11,30 @@ phase reports named metrics through `Run.report` (docs/learned-policy.md, traini
 from __future__ import annotations
 
 import dataclasses
-import random
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import torch
-from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import DummyVecEnv
 
-from optimizer.errors import InputFileError
 from optimizer.features import FEATURE_VERSION
 from optimizer.policies import DECISION_COST_WEIGHT, POLICY_NAMES, resolve_policy_dir
-from optimizer.rl.env import PlacementEnv
 from optimizer.rl.evaluate import collect_evaluation, evaluation_jobs, format_evaluation
 from optimizer.rl.export import (
     export_scorer,
-    load_trained_policy,
     load_weights,
     save_weights,
     write_policy_json,
 )
-from optimizer.rl.fleets import MultiFleetEnv
 from optimizer.rl.imitation import NoDecisionsError, clone, collect, fit_normalisation
 from optimizer.rl.network import DeepSetsPolicy
-from optimizer.rl.replays import MapFn
 from optimizer.rl.run import Best, Run, reference_cost_per_1k, reference_ttft_mean_ms, summarise
-from optimizer.rl.scenarios import ScenarioConfig
-from optimizer.rl.teacher import TEACHER_NAMES, get_teacher
-from optimizer.sim import Simulator
-from optimizer.topology import Topology
-from optimizer.traces import draw_requests
+from optimizer.rl.setup import unservable
 
 if TYPE_CHECKING:
-    from optimizer.rl.train import ProgressFn, TrainConfig
-
-
-def _unservable(config: TrainConfig, path: str, detail: str) -> InputFileError:
-    return InputFileError(
-        path,
-        [
-            f"{path}: cannot train on {config.trace}: {detail}; check the nodes' models and "
-            "states, the links, and the residency of the sources' SLOs"
-        ],
-    )
-
-
-def _check_servable(config: TrainConfig, path: str, topology: Topology, trace: list) -> None:
-    """Refuse at once a fleet on which none of the trace's first `window` requests has a
-    candidate node: training would see no decision there."""
-    items = trace[: config.window]
-    requests = draw_requests(items, topology, config.seed)
-    sim = Simulator(
-        topology, get_teacher(config.teacher, topology), requests, [r.arrival_s for r in items]
-    )
-    if any(sim.candidates(rid) for rid in range(len(requests))):
-        return
-    reasons = ", ".join(sorted(sim.reject_reasons))
-    raise _unservable(
-        config, path, f"no node can serve any of its first {len(requests)} requests ({reasons})"
-    )
-
-
-def setup(config: TrainConfig, progress: ProgressFn | None, map_replays: MapFn) -> Run:
-    """Seed everything, load the fleets, build the vector environment and MaskablePPO."""
-    if config.teacher not in TEACHER_NAMES:
-        raise ValueError(f"unknown teacher {config.teacher!r}; one of {', '.join(TEACHER_NAMES)}")
-    random.seed(config.seed)
-    np.random.seed(config.seed)
-    torch.manual_seed(config.seed)
-    torch.set_num_threads(config.threads)
-    init_dir = resolve_policy_dir(config.init) if config.init else None
-    if init_dir is not None:
-        config.hidden = int(load_weights(init_dir)["hidden"])
-    inherited = 0.0 if init_dir is None else load_trained_policy(init_dir).cost_weight
-    fixed = config.decision_cost_weight
-    run = Run(config, progress, map_replays)
-    run.cost_weights = (fixed,) if fixed is not None else tuple(dict.fromkeys((inherited, 0.0)))
-    (run.out / "checkpoints").mkdir(parents=True, exist_ok=True)
-    for path, topology in zip(run.paths, run.fleets, strict=True):
-        _check_servable(config, path, topology, run.trace)
-    scenarios = ScenarioConfig(
-        window=config.window,
-        utilisation=config.utilisation,
-        telemetry_interval_s=config.telemetry_interval_s,
-    )
-    rows = max(len(t.nodes) for t in run.fleets)
-
-    def make_env(rank: int) -> Callable[[], PlacementEnv | MultiFleetEnv]:
-        def build() -> PlacementEnv | MultiFleetEnv:
-            envs = [
-                PlacementEnv(
-                    topology,
-                    run.trace,
-                    scenarios=scenarios,
-                    reward=config.reward,
-                    teacher=config.teacher,
-                    max_nodes=rows,
-                )
-                for topology in run.fleets
-            ]
-            env: PlacementEnv | MultiFleetEnv = envs[0] if len(envs) == 1 else MultiFleetEnv(envs)
-            env.reset(seed=config.seed * 1000 + rank)
-            return env
-
-        return build
-
-    venv = DummyVecEnv([make_env(i) for i in range(config.n_envs)])
-    venv.seed(config.seed)
-    run.model = MaskablePPO(
-        DeepSetsPolicy,
-        venv,
-        learning_rate=config.learning_rate,
-        n_steps=config.n_steps,
-        batch_size=config.batch_size,
-        n_epochs=config.n_epochs,
-        gamma=config.gamma,
-        gae_lambda=config.gae_lambda,
-        clip_range=config.clip_range,
-        ent_coef=config.ent_coef,
-        policy_kwargs={"hidden": config.hidden},
-        seed=config.seed,
-        device="cpu",
-        verbose=0,
-    )
-    policy = run.model.policy
-    assert isinstance(policy, DeepSetsPolicy)
-    run.policy = policy
-    run.demo_env = make_env(10_000)()
-    return run
+    pass
 
 
 def measure_baselines(run: Run) -> None:
@@ -217,7 +109,7 @@ def imitate(run: Run) -> None:
         try:
             return collect(run.demo_env, steps, c.seed + 20_000, c.gamma, tick)
         except NoDecisionsError as exc:
-            raise _unservable(c, c.topology, str(exc)) from exc
+            raise unservable(c, c.topology, str(exc)) from exc
 
     metrics: dict[str, Any] = {}
     if c.init:

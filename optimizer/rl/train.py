@@ -25,16 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.rl.env import RewardConfig
-from optimizer.rl.phases import (
-    evaluate,
-    export,
-    imitate,
-    measure_baselines,
-    ppo,
-    setup,
-)
+from optimizer.rl.phases import evaluate, export, imitate, measure_baselines, ppo
 from optimizer.rl.replays import MapFn, inline_map
 from optimizer.rl.run import Run
+from optimizer.rl.setup import setup
 from optimizer.rl.teacher import SLO_AWARE
 
 ProgressFn = Callable[[float, dict[str, Any]], None]
