@@ -7,6 +7,7 @@ and returns {} rather than raising when the store is down.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -25,6 +26,7 @@ __all__ = [
     "latest_node_state",
     "node_metric_names",
     "node_series",
+    "running_history",
 ]
 MAX_SERIES = 200
 MAX_POINTS = 20_000
@@ -38,6 +40,31 @@ def latest_node_state(node_name: str) -> NodeTelemetry | None:
 def latest_fleet_state() -> dict[str, NodeTelemetry]:
     """Latest state of every node that ever reported, by name (stale ones included)."""
     return read_nodes()
+
+
+def running_history(
+    *, nodes: Iterable[str], start: datetime, end: datetime
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Each node's canonical `running` readings (sequences being served) in [start, end]:
+    {node: (epoch seconds ascending, values)}; nodes without readings are left out. The
+    canonical series has no labels (telemetry.mapping.base), so it is one series a node."""
+    rows = (
+        Reading.objects.filter(
+            series__metric="running",
+            series__labels_hash=0,
+            series__node__in=list(nodes),
+            ts__gte=start,
+            ts__lte=end,
+        )
+        .order_by("series__node", "ts")
+        .values_list("series__node", "ts", "value")
+    )
+    history: dict[str, tuple[list[float], list[float]]] = {}
+    for node, ts, value in rows.iterator(chunk_size=5000):
+        times, values = history.setdefault(node, ([], []))
+        times.append(ts.timestamp())
+        values.append(value)
+    return history
 
 
 @dataclass(frozen=True)

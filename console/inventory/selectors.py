@@ -45,6 +45,11 @@ def inventory_topology() -> Topology:
         raise InvalidInventory(_problems(exc, data)) from exc
 
 
+def node_prices() -> dict[str, float]:
+    """Each node's price in US dollars per hour, by name."""
+    return dict(Node.objects.values_list("name", "usd_per_hour"))
+
+
 def inventory_problems() -> list[str]:
     """Why the inventory is not a valid topology: one line per problem, none if it is."""
     try:

@@ -12,11 +12,13 @@ from typing import Any
 
 from console.placement.engine.core import RECEIPT_CANDIDATES, Decision
 
-RECEIPT_VERSION = 1
+# 2 added each candidate's `prefill_ms` (cost attribution, console/policies/attribution.py).
+RECEIPT_VERSION = 2
 
 
 def receipt_of(decision: Decision) -> dict[str, Any]:
-    """`{"v", "candidates": [{node, site, score, ttft_ms, e2e_ms, cost_usd, kv, queue}],
+    """`{"v", "candidates": [{node, site, score, ttft_ms, e2e_ms, prefill_ms, cost_usd,
+    kv_used, queue}],
     "rejected": {reason: count}}`: the best RECEIPT_CANDIDATES candidates in rank order and
     the rejected nodes counted by reason (not named: a receipt stays small on any fleet)."""
     return {

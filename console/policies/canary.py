@@ -49,6 +49,9 @@ class ArmStats:
     # estimate at decision time, the same for both arms) summed over outcomes that have one.
     cost_usd: float = 0.0
     costed: int = 0
+    # The attributed cost of served outcomes (console.policies.attribution), when asked for.
+    attributed_usd: float = 0.0
+    attributed: int = 0
 
     @property
     def attainment(self) -> float:
@@ -63,27 +66,52 @@ class ArmStats:
         """Estimated US dollars per 1,000 requests; None without receipts."""
         return self.cost_usd / self.costed * 1000 if self.costed else None
 
+    @property
+    def attributed_usd_per_1k(self) -> float | None:
+        """Attributed US dollars per 1,000 served requests; None if none could be."""
+        return self.attributed_usd / self.attributed * 1000 if self.attributed else None
 
-def arm_stats(since: object) -> dict[str, ArmStats]:
+
+def arm_stats(since: object, *, attribute: bool = False) -> dict[str, ArmStats]:
+    """Each arm's outcome figures since `since`; with `attribute`, its attributed cost too
+    (a telemetry read; the watchdog does not judge cost and leaves it out)."""
     from console.inventory.models import Slo
+    from console.policies.attribution import Served, attributed_costs
 
     targets = {s.name: (s.ttft_p95_ms, s.e2e_p95_ms) for s in Slo.objects.all()}
     rows = (
         DecisionRecord.objects.filter(created_at__gte=since, slo_met__isnull=False)
-        .values_list("arm", "slo_met", "slo", "model", "node", "ttft_ms", "e2e_ms", "receipt")
+        .values_list(
+            "arm",
+            "slo_met",
+            "slo",
+            "model",
+            "node",
+            "ttft_ms",
+            "e2e_ms",
+            "receipt",
+            "created_at",
+            "ok",
+        )
         .iterator(chunk_size=5000)
     )
+    served: list[tuple[str, Served]] = []
     stats: dict[str, ArmStats] = defaultdict(ArmStats)
     groups: dict[tuple[str, str, str, str], tuple[list[float], list[float]]] = defaultdict(
         lambda: ([], [])
     )
-    for arm, met, slo, model, node, ttft, e2e, receipt in rows:
+    for arm, met, slo, model, node, ttft, e2e, receipt, created_at, ok in rows:
         s = stats[arm]
         s.outcomes += 1
         s.met += int(bool(met))
-        if (cost := _picked_cost(receipt)) is not None:
+        picked = _picked(receipt)
+        if (cost := _number(picked, "cost_usd")) is not None:
             s.cost_usd += cost
             s.costed += 1
+        prefill_ms = _number(picked, "prefill_ms")
+        # Only what succeeded is priced: a failure has no decode to share.
+        if attribute and ok and ttft is not None and e2e is not None and prefill_ms is not None:
+            served.append((arm, Served(node, created_at, ttft, e2e, prefill_ms)))
         ttfts, e2es = groups[(arm, slo, model, node)]
         if ttft is not None:
             ttfts.append(ttft)
@@ -97,6 +125,10 @@ def arm_stats(since: object) -> dict[str, ArmStats]:
         over_ttft = bool(ttfts) and float(np.percentile(ttfts, 95)) > ttft_target
         over_e2e = bool(e2es) and float(np.percentile(e2es, 95)) > e2e_target
         stats[arm].breached += int(over_ttft or over_e2e)
+    for (arm, _), usd in zip(served, attributed_costs([r for _, r in served]), strict=True):
+        if usd is not None:
+            stats[arm].attributed_usd += usd
+            stats[arm].attributed += 1
     return dict(stats)
 
 
@@ -127,16 +159,23 @@ def proportion_lower(k1: int, n1: int, k2: int, n2: int, confidence: float) -> b
     return (k2 / n2 - k1 / n1) / se > NormalDist().inv_cdf(confidence)
 
 
-def _picked_cost(receipt: object) -> float | None:
-    """The estimated cost of the picked node from a decision's receipt (docs/dashboard.md:
-    candidates in rank order, the pick first), or None for records without one."""
+def _picked(receipt: object) -> dict[str, object] | None:
+    """The picked node's row of a decision's receipt (docs/dashboard.md: candidates in rank
+    order, the pick first), or None for records without one."""
     if not isinstance(receipt, dict):
         return None
     candidates = receipt.get("candidates")
-    if not candidates or not isinstance(candidates[0], dict):
+    if not candidates or not isinstance(candidates, list) or not isinstance(candidates[0], dict):
         return None
-    cost = candidates[0].get("cost_usd")
-    return float(cost) if isinstance(cost, int | float) else None
+    return candidates[0]
+
+
+def _number(row: dict[str, object] | None, key: str) -> float | None:
+    """A finite number of a receipt row (a receipt estimate), else None."""
+    value = row.get(key) if row is not None else None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
 
 
 def canary_check() -> str:

@@ -78,6 +78,10 @@ class ReceiptCandidateSerializer(serializers.Serializer):
     score = serializers.FloatField()
     ttft_ms = serializers.FloatField(help_text="Estimated time to first token.")
     e2e_ms = serializers.FloatField(help_text="Estimated end-to-end latency.")
+    prefill_ms = serializers.FloatField(
+        required=False,
+        help_text="Estimated prefill compute time on the node (receipts from version 2).",
+    )
     cost_usd = serializers.FloatField(help_text="Estimated cost of the request.")
     kv_used = serializers.FloatField(help_text="KV cache use the engine saw (0..1).")
     queue = serializers.IntegerField(help_text="Queue depth the engine saw.")

@@ -57,7 +57,9 @@ def receipt_candidates(
     candidates: Candidates, scores: np.ndarray, order: list[int], topology: Topology
 ) -> list[dict[str, Any]]:
     """The receipt's rows (docs/dashboard.md) for the candidates at `order`, best first: score,
-    estimated TTFT, E2E and cost, KV use and queue. Every decision builds them, so they come
+    estimated TTFT, E2E, prefill and cost, KV use and queue (the prefill estimate lets the
+    console attribute the request's cost once its outcome is known, `optimizer.attribution`).
+    Every decision builds them, so they come
     from the candidate columns in a few vector operations; `explain`'s full rows cost about
     four times as much (tests/bench/bench_receipts.py)."""
     if not order:
@@ -71,7 +73,9 @@ def receipt_candidates(
     )
     # One rounding and one conversion for both latency columns: numpy's fixed cost per call
     # is most of a receipt's price at a few candidates.
-    ttft, e2e = (np.stack((est.ttft_s[at], est.e2e_s[at])) * 1000).round(3).tolist()
+    ttft, e2e, prefill = (
+        (np.stack((est.ttft_s[at], est.e2e_s[at], est.prefill_s[at])) * 1000).round(3).tolist()
+    )
     cost = est.cost_usd[at].tolist()
     score = np.asarray(scores, dtype=np.float64)[at].tolist()
     kv_used = kv.round(4).tolist()
@@ -87,6 +91,7 @@ def receipt_candidates(
                 "score": score[j],
                 "ttft_ms": ttft[j],
                 "e2e_ms": e2e[j],
+                "prefill_ms": prefill[j],
                 "cost_usd": cost[j],
                 "kv_used": kv_used[j],
                 "queue": queue[j],

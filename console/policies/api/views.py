@@ -172,8 +172,10 @@ class RolloutView(APIView):
                     "breached_groups": st.breached,
                     "groups": st.groups,
                     "estimated_usd_per_1k": st.usd_per_1k,
+                    "attributed_usd_per_1k": st.attributed_usd_per_1k,
+                    "attributed_outcomes": st.attributed,
                 }
-                for arm, st in arm_stats(canary.state_changed_at).items()
+                for arm, st in arm_stats(canary.state_changed_at, attribute=True).items()
             }
         return Response(body)
 

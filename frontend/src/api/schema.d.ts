@@ -2329,6 +2329,11 @@ export interface components {
             e2e_ms: number;
             /**
              * Format: double
+             * @description Estimated prefill compute time on the node (receipts from version 2).
+             */
+            prefill_ms?: number;
+            /**
+             * Format: double
              * @description Estimated cost of the request.
              */
             cost_usd: number;

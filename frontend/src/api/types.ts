@@ -113,6 +113,10 @@ export interface Rollout {
       groups: number;
       /** The picked nodes' estimated cost (decision receipts), US dollars per 1,000 requests. */
       estimated_usd_per_1k?: number | null;
+      /** Served requests' cost from measurements (console/policies/attribution.py), US
+       * dollars per 1,000 of them; null when none could be attributed. */
+      attributed_usd_per_1k?: number | null;
+      attributed_outcomes?: number;
     }
   >;
 }

@@ -2,6 +2,7 @@ import type { ReactNode } from "react";
 
 import type { PolicyVersion, Rollout, ShadowStats } from "../api/types";
 import { duration, percent } from "../lib/format";
+import { armCost } from "./rollout";
 
 function Slot({ label, value, children }: { label: string; value: string | null; children?: ReactNode }) {
   return (
@@ -11,11 +12,6 @@ function Slot({ label, value, children }: { label: string; value: string | null;
       {children}
     </div>
   );
-}
-
-/** " · $X.XXX / 1k est." for an arm's estimated cost, nothing when no receipt gave one. */
-function usd(perThousand: number | null | undefined): string {
-  return perThousand == null ? "" : ` · $${perThousand.toFixed(3)} / 1k est.`;
 }
 
 /** Who serves traffic now (GET /rollout), with live arm figures and shadow agreement. */
@@ -30,7 +26,7 @@ export function RolloutPanel({ rollout, versions }: { rollout: Rollout; versions
           <span className="small muted">
             {arms.active.outcomes} outcomes · {percent(arms.active.slo_attainment)} SLO ·{" "}
             {arms.active.breached_groups}/{arms.active.groups} groups breached
-            {usd(arms.active.estimated_usd_per_1k)}
+            {armCost(arms.active)}
           </span>
         )}
       </Slot>
@@ -48,7 +44,7 @@ export function RolloutPanel({ rollout, versions }: { rollout: Rollout; versions
           <span className="small muted" data-testid="canary-share">
             {percent(rollout.canary_share, 0)} of traffic
             {arms.canary &&
-              ` · ${arms.canary.outcomes} outcomes · ${percent(arms.canary.slo_attainment)} SLO · ${arms.canary.breached_groups}/${arms.canary.groups} groups breached${usd(arms.canary.estimated_usd_per_1k)}`}
+              ` · ${arms.canary.outcomes} outcomes · ${percent(arms.canary.slo_attainment)} SLO · ${arms.canary.breached_groups}/${arms.canary.groups} groups breached${armCost(arms.canary)}`}
           </span>
         )}
       </Slot>

@@ -209,11 +209,13 @@ def _arms_line(rollout: dict[str, Any]) -> str:
             parts.append(f"{arm}: no outcomes yet")
             continue
         cost = figures.get("estimated_usd_per_1k")
+        attributed = figures.get("attributed_usd_per_1k")
         parts.append(
             f"{arm}: {figures['outcomes']} outcomes, "
             f"{figures['slo_attainment']:.2%} SLO, "
             f"{figures['breached_groups']}/{figures['groups']} groups breached, "
             + (f"${cost:.3f}/1k est." if cost is not None else "no cost")
+            + (f", ${attributed:.3f}/1k attributed" if attributed is not None else "")
         )
     return f"{rollout.get('canary')} at {rollout.get('canary_share', 0):.0%} | " + " | ".join(parts)
 
@@ -227,5 +229,8 @@ def _verdict(rollout: dict[str, Any]) -> str:
     text = f"canary - active SLO attainment {gap:+.2f} pt"
     if canary.get("estimated_usd_per_1k") and active.get("estimated_usd_per_1k"):
         ratio = canary["estimated_usd_per_1k"] / active["estimated_usd_per_1k"]
-        text += f", estimated cost per request {ratio:.2f}x the active arm's"
+        text += f", estimated cost per request {ratio:.3f}x the active arm's"
+    if canary.get("attributed_usd_per_1k") and active.get("attributed_usd_per_1k"):
+        ratio = canary["attributed_usd_per_1k"] / active["attributed_usd_per_1k"]
+        text += f", attributed {ratio:.3f}x"
     return text

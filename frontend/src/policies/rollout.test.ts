@@ -1,0 +1,18 @@
+import { describe, expect, it } from "vitest";
+
+import { armCost } from "./rollout";
+
+const arm = { outcomes: 10, slo_attainment: 0.9, breached_groups: 0, groups: 1 };
+
+describe("armCost", () => {
+  it("shows the estimated and the attributed cost per 1k requests", () => {
+    expect(armCost({ ...arm, estimated_usd_per_1k: 2.3456, attributed_usd_per_1k: 2.1 })).toBe(
+      " · $2.346 / 1k est. · $2.100 / 1k attributed",
+    );
+  });
+
+  it("leaves out what the API has not got", () => {
+    expect(armCost({ ...arm, estimated_usd_per_1k: 2, attributed_usd_per_1k: null })).toBe(" · $2.000 / 1k est.");
+    expect(armCost({ ...arm, estimated_usd_per_1k: null })).toBe("");
+  });
+});
