@@ -4,7 +4,8 @@ and cost are reported apart, as `GET /api/v1/rollout` reports a live canary.
 
     PYTHONPATH=$PWD .venv/bin/python tests/bench/canary_split.py \
         [--canary generalist] [--active weighted-score] [--share 0.5] [--seeds 0,1,2] \
-        [--topology T.yaml] [--trace X] [--load 1] [--telemetry-interval 10]
+        [--topology T.yaml] [--trace X] [--load 1 | --utilisation U] [--limit N]
+        [--telemetry-interval 10] [--by-model]
 
 Defaults are the demo canary's offline proxy (docs/learned-policy.md, "The live canary").
 `python -m optimizer evaluate` replays each policy alone on the whole fleet; a live canary
@@ -31,6 +32,13 @@ from optimizer.sim.telemetry import TelemetryModel
 _ARM_STREAM = 0xCA9A27
 
 
+def arm_draws(seed: int, requests: int, share: float) -> np.ndarray:
+    """Which requests the canary serves (True), each with probability `share`. A stream of
+    its own: `draw_requests` draws models and sources from default_rng(seed), and arms drawn
+    from the same stream would split the requests by model."""
+    return np.random.default_rng((seed, _ARM_STREAM)).random(requests) < share
+
+
 class SplitPolicy(Policy):
     """Scores each request with the policy of its arm (`arms[id(request)]`: 1 canary)."""
 
@@ -52,23 +60,28 @@ def main() -> None:
     ap.add_argument("--seeds", type=argtypes.naturals, default=[0, 1, 2])
     ap.add_argument("--topology", default="optimizer/topologies/fleet-demo.yaml")
     ap.add_argument("--trace", default="optimizer/data/traces/mooncake_synthetic.jsonl")
-    ap.add_argument("--load", type=argtypes.positive, default=1.0)
+    scale = ap.add_mutually_exclusive_group()
+    scale.add_argument("--load", type=argtypes.positive, default=None)
+    scale.add_argument("--utilisation", type=argtypes.positive, default=None)
+    ap.add_argument("--limit", type=argtypes.count, default=None)
     ap.add_argument("--telemetry-interval", type=argtypes.positive, default=10.0)
+    ap.add_argument("--by-model", action="store_true", help="each arm's figures per model too")
     args = ap.parse_args()
+    if args.load is None and args.utilisation is None:
+        args.load = 1.0
 
-    rows: dict[str, list[tuple[float, float]]] = {"canary": [], "active": []}
+    rows: dict[str, list[tuple[float, float]]] = {"canary": [], "active": [], "fleet": []}
     for seed in args.seeds:
         workload = Workload.of(
             args.topology,
             args.trace,
             load=args.load,
+            utilisation=args.utilisation,
             seed=seed,
+            limit=args.limit,
             telemetry_interval=args.telemetry_interval,
         )
-        # A stream of its own: `draw_requests` draws models and sources from default_rng(seed),
-        # and arms drawn from the same stream would split the requests by model.
-        arm_rng = np.random.default_rng((seed, _ARM_STREAM))
-        draws = arm_rng.random(len(workload.requests)) < args.share
+        draws = arm_draws(seed, len(workload.requests), args.share)
         arms = {id(r): int(d) for r, d in zip(workload.requests, draws, strict=True)}
         policy = SplitPolicy(
             load_policy(args.canary, workload.topology, seed),
@@ -86,12 +99,18 @@ def main() -> None:
         cost = np.asarray(result.table.cost, dtype=np.float64)
         for name, mask in (("canary", draws), ("active", ~draws)):
             rows[name].append((100 * met[mask].mean(), 1000 * cost[mask].mean()))
+        rows["fleet"].append((100 * met.mean(), 1000 * cost.mean()))
+        if args.by_model:
+            _print_by_model(workload, result.table.model, draws, met, cost)
         print(
             f"seed {seed}: canary {rows['canary'][-1][0]:.2f}% {rows['canary'][-1][1]:.3f} USD/1k"
             f" ({draws.sum()} requests), active {rows['active'][-1][0]:.2f}%"
             f" {rows['active'][-1][1]:.3f} USD/1k"
         )
-    for name, spec in (("canary", args.canary), ("active", args.active)):
+    # The whole fleet's figures tell a canary that is worse for its own requests from one that
+    # leaves the other arm better off: compare them with the null (`--canary` = `--active`).
+    labels = (("canary", args.canary), ("active", args.active), ("fleet", "both arms"))
+    for name, spec in labels:
         att, usd = [a for a, _ in rows[name]], [c for _, c in rows[name]]
         print(
             f"{name} ({spec}): SLO attainment {fmean(att):.2f} ± {pstdev(att):.2f}%, "
@@ -100,6 +119,22 @@ def main() -> None:
     gap = [c[0] - a[0] for c, a in zip(rows["canary"], rows["active"], strict=True)]
     ratio = [c[1] / a[1] for c, a in zip(rows["canary"], rows["active"], strict=True)]
     print(f"canary - active: {fmean(gap):+.2f} pt, cost {fmean(ratio):.3f}x")
+
+
+def _print_by_model(
+    workload: Workload, model: list[int], draws: np.ndarray, met: np.ndarray, cost: np.ndarray
+) -> None:
+    models = np.asarray(model)
+    for index, name in enumerate(m.name for m in workload.topology.models):
+        parts = []
+        for arm, mask in (("canary", draws), ("active", ~draws)):
+            sel = mask & (models == index)
+            if sel.any():
+                parts.append(
+                    f"{arm} {100 * met[sel].mean():.2f}% {1000 * cost[sel].mean():.3f} USD/1k"
+                    f" ({sel.sum()})"
+                )
+        print(f"  {name}: " + ", ".join(parts))
 
 
 if __name__ == "__main__":
