@@ -194,6 +194,8 @@ def test_an_admin_creates_a_key_uses_it_and_revokes_it(  # type: ignore[no-untyp
 def test_a_viewer_has_no_keys_page_and_the_time_range_is_shared(page) -> None:  # type: ignore[no-untyped-def]
     sign_in(page, "vera")
     expect(page.get_by_role("link", name="API keys")).to_have_count(0)
+    # The header has loaded (its breach count is known) before the click, as a reader's would.
+    expect(page.get_by_test_id("header-breaches")).to_contain_text("open")
     page.get_by_test_id("time-range").get_by_role("button", name="6 h").click()
     expect(page).to_have_url(re.compile(r"range=6h"))
     page.get_by_role("link", name="Time series").click()

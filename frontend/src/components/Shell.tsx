@@ -61,9 +61,11 @@ export function Shell() {
         <span className="brand">Locus</span>
         <Navigation />
         <div className="topbar-end">
-          <TimeRangePicker />
+          {/* The two live pills change width as they load and update; they sit left of the
+              time range so, in this right-aligned bar, they never move it under a click. */}
           <BreachCount />
           <ConnectionIndicator />
+          <TimeRangePicker />
           <button
             type="button"
             className="button ghost"
