@@ -27,6 +27,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import timedelta
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -35,6 +36,7 @@ from django.utils import timezone
 from console.placement.models import DecisionRecord
 from console.policies.choices import PolicyState
 from console.policies.models import PolicyVersion
+from optimizer.stats import difference_interval
 
 MIN_GROUP = 20
 
@@ -70,6 +72,21 @@ class ArmStats:
     def attributed_usd_per_1k(self) -> float | None:
         """Attributed US dollars per 1,000 served requests; None if none could be."""
         return self.attributed_usd / self.attributed * 1000 if self.attributed else None
+
+
+def canary_vs_active(stats: dict[str, ArmStats]) -> dict[str, Any] | None:
+    """The canary's SLO attainment minus the active arm's, with Newcombe's 95% interval
+    (optimizer/stats.py); None until both arms have outcomes. The interval treats outcomes as
+    independent; against the spread of replayed canaries it is conservative (docs/operations.md,
+    "Watching a canary")."""
+    canary, active = stats.get("canary"), stats.get("active")
+    if canary is None or active is None or not canary.outcomes or not active.outcomes:
+        return None
+    low, high = difference_interval(canary.met, canary.outcomes, active.met, active.outcomes)
+    return {
+        "slo_attainment_difference": canary.attainment - active.attainment,
+        "slo_attainment_difference_95": [low, high],
+    }
 
 
 def arm_stats(since: object, *, attribute: bool = False) -> dict[str, ArmStats]:

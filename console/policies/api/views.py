@@ -19,7 +19,7 @@ from console.api.errors import ApplicationError
 from console.placement.engine.runtime import runtime
 from console.policies import services
 from console.policies.api import serializers as s
-from console.policies.canary import arm_stats
+from console.policies.canary import arm_stats, canary_vs_active
 from console.policies.models import PolicyTransition, PolicyVersion, TrainingRun
 from console.policies.selectors import rollout_state
 
@@ -165,6 +165,7 @@ class RolloutView(APIView):
         }
         canary = PolicyVersion.objects.filter(state="canary").first()
         if canary is not None and canary.state_changed_at is not None:
+            stats = arm_stats(canary.state_changed_at, attribute=True)
             body["arms"] = {
                 arm: {
                     "outcomes": st.outcomes,
@@ -175,8 +176,10 @@ class RolloutView(APIView):
                     "attributed_usd_per_1k": st.attributed_usd_per_1k,
                     "attributed_outcomes": st.attributed,
                 }
-                for arm, st in arm_stats(canary.state_changed_at, attribute=True).items()
+                for arm, st in stats.items()
             }
+            if (compared := canary_vs_active(stats)) is not None:
+                body["canary_vs_active"] = compared
         return Response(body)
 
 

@@ -119,6 +119,12 @@ export interface Rollout {
       attributed_outcomes?: number;
     }
   >;
+  /** During a canary with outcomes on both arms: canary minus active SLO attainment, with
+   * Newcombe's 95% interval (optimizer/stats.py). */
+  canary_vs_active?: {
+    slo_attainment_difference: number;
+    slo_attainment_difference_95: [number, number];
+  };
 }
 
 /** A version's live shadow comparison (PolicyVersion.shadow). */

@@ -2,7 +2,7 @@ import type { ReactNode } from "react";
 
 import type { PolicyVersion, Rollout, ShadowStats } from "../api/types";
 import { duration, percent } from "../lib/format";
-import { armCost } from "./rollout";
+import { armCost, attainmentGap } from "./rollout";
 
 function Slot({ label, value, children }: { label: string; value: string | null; children?: ReactNode }) {
   return (
@@ -44,7 +44,7 @@ export function RolloutPanel({ rollout, versions }: { rollout: Rollout; versions
           <span className="small muted" data-testid="canary-share">
             {percent(rollout.canary_share, 0)} of traffic
             {arms.canary &&
-              ` · ${arms.canary.outcomes} outcomes · ${percent(arms.canary.slo_attainment)} SLO · ${arms.canary.breached_groups}/${arms.canary.groups} groups breached${armCost(arms.canary)}`}
+              ` · ${arms.canary.outcomes} outcomes · ${percent(arms.canary.slo_attainment)} SLO · ${arms.canary.breached_groups}/${arms.canary.groups} groups breached${armCost(arms.canary)}${attainmentGap(rollout.canary_vs_active)}`}
           </span>
         )}
       </Slot>

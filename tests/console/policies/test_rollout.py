@@ -238,6 +238,22 @@ def test_the_rollout_gives_each_arms_live_figures_with_estimated_cost(admins: An
     assert arms["canary"]["estimated_usd_per_1k"] == pytest.approx(0.5)
 
 
+def test_the_rollout_gives_the_attainment_difference_with_its_interval(admins: Any) -> None:
+    alice, _ = admins
+    pk = _approved(admins)
+    _act(alice, pk, "canary", canary_share=0.5)
+    assert "canary_vs_active" not in alice.get("/api/v1/rollout").json()  # no outcomes yet
+    PolicyVersion.objects.filter(pk=pk).update(
+        state_changed_at=timezone.now() - timedelta(minutes=5)
+    )
+    # Newcombe's (1998) worked example, as arms: 56 of 70 against 48 of 80.
+    _outcomes("active", "weighted-score", met=48, missed=32)
+    _outcomes("canary", "least-loaded", met=56, missed=14)
+    compared = alice.get("/api/v1/rollout").json()["canary_vs_active"]
+    assert compared["slo_attainment_difference"] == pytest.approx(0.2)
+    assert compared["slo_attainment_difference_95"] == pytest.approx([0.0524, 0.3339], abs=5e-5)
+
+
 def test_promote_then_rollback_restores_the_previous_active(admins: Any, client_for: Any) -> None:
     alice, _ = admins
     first = _approved(admins, "least-loaded")

@@ -227,6 +227,9 @@ def _verdict(rollout: dict[str, Any]) -> str:
     active, canary = arms["active"], arms["canary"]
     gap = (canary["slo_attainment"] - active["slo_attainment"]) * 100
     text = f"canary - active SLO attainment {gap:+.2f} pt"
+    if compared := rollout.get("canary_vs_active"):
+        low, high = (100 * end for end in compared["slo_attainment_difference_95"])
+        text += f" (95% interval {low:+.2f} to {high:+.2f})"
     if canary.get("estimated_usd_per_1k") and active.get("estimated_usd_per_1k"):
         ratio = canary["estimated_usd_per_1k"] / active["estimated_usd_per_1k"]
         text += f", estimated cost per request {ratio:.3f}x the active arm's"
