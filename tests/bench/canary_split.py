@@ -28,6 +28,7 @@ from optimizer.policies import Policy, load_policy
 from optimizer.report import slo_met
 from optimizer.sim import simulate
 from optimizer.sim.telemetry import TelemetryModel
+from optimizer.stats import difference_interval
 
 _ARM_STREAM = 0xCA9A27
 
@@ -71,6 +72,7 @@ def main() -> None:
         args.load = 1.0
 
     rows: dict[str, list[tuple[float, float]]] = {"canary": [], "active": [], "fleet": []}
+    intervals: list[tuple[float, float]] = []  # the rollout API's 95% interval, per seed
     for seed in args.seeds:
         workload = Workload.of(
             args.topology,
@@ -100,6 +102,10 @@ def main() -> None:
         for name, mask in (("canary", draws), ("active", ~draws)):
             rows[name].append((100 * met[mask].mean(), 1000 * cost[mask].mean()))
         rows["fleet"].append((100 * met.mean(), 1000 * cost.mean()))
+        low, high = difference_interval(
+            int(met[draws].sum()), int(draws.sum()), int(met[~draws].sum()), int((~draws).sum())
+        )
+        intervals.append((100 * low, 100 * high))
         if args.by_model:
             _print_by_model(workload, result.table.model, draws, met, cost)
         print(
@@ -119,6 +125,14 @@ def main() -> None:
     gap = [c[0] - a[0] for c, a in zip(rows["canary"], rows["active"], strict=True)]
     ratio = [c[1] / a[1] for c, a in zip(rows["canary"], rows["active"], strict=True)]
     print(f"canary - active: {fmean(gap):+.2f} pt, cost {fmean(ratio):.3f}x")
+    # How the rollout API's interval (independent outcomes) compares with the seeds' spread.
+    covered = sum(low <= fmean(gap) <= high for low, high in intervals)
+    half = fmean((high - low) / 2 for low, high in intervals)
+    print(
+        f"95% interval (rollout API): mean half-width {half:.2f} pt against 1.96 x the seeds'"
+        f" sd {1.96 * pstdev(gap):.2f}; covers the mean difference in {covered} of"
+        f" {len(intervals)} seeds"
+    )
 
 
 def _print_by_model(
