@@ -30,8 +30,16 @@ DEFAULT_QUEUE = "celery"  # Celery's task_default_queue, left as it is
 # The canary watchdog compares live outcomes and rolls a bad canary back: it must run on
 # time even while the jobs worker is busy for an hour.
 TELEMETRY_TASKS = frozenset({"console.policies.tasks.canary_watchdog"})
+# A replay job fanned out by an evaluation or a training run (console/policies/fanout.py),
+# and a twin calibration, replay traces as their parents do: left on the default queue, they
+# ran on the telemetry worker and held its one slot (tests/console/test_queues.py).
 JOB_TASKS = frozenset(
-    {"console.policies.tasks.run_training", "console.policies.tasks.run_evaluation"}
+    {
+        "console.policies.tasks.run_training",
+        "console.policies.tasks.run_evaluation",
+        "console.policies.tasks.run_replay_job",
+        "console.twin.tasks.run_calibration",
+    }
 )
 
 

@@ -1,4 +1,4 @@
-"""Replays fanned out over every Celery worker, with the waiting task working too.
+"""Replays fanned out over every jobs worker, with the waiting task working too.
 
 An evaluation (policies x loads x seeds) or a training validation is a list of plain-JSON
 replay jobs (`optimizer.rl.replays`). `fan_out` sends one `run_replay_job` task per job as a

@@ -6,7 +6,7 @@
 Everything lives in a fresh LOCUS_VAR_DIR under /tmp (SQLite database, broker queue,
 artifacts), so it touches nothing of the checkout's own console.
 
-For each worker count N: starts `celery -A console worker -c N` on the embedded filesystem
+For each worker count N: starts `celery -A console worker -Q jobs -c N` on the embedded filesystem
 broker (a queue of its own under a temporary directory), queues one evaluation of
 `weighted-score` against the active policy and every heuristic on the demo fleet (as
 `POST /api/v1/policies/{id}/evaluate` does), waits until it has finished, prints the wall
@@ -82,7 +82,8 @@ def main() -> int:
     reports = []
     for count in [int(x) for x in args.workers.split(",")]:
         worker = subprocess.Popen(
-            [str(REPO / ".venv/bin/celery"), "-A", "console", "worker", "-c", str(count)]
+            [str(REPO / ".venv/bin/celery"), "-A", "console", "worker", "-Q", "jobs"]
+            + ["-c", str(count)]
             + ["--loglevel", "WARNING", "--without-gossip", "--without-mingle"],
             cwd=REPO,
             env=env,

@@ -31,7 +31,12 @@ TELEMETRY_TASKS = (
     "telemetry.rollup",
     "console.policies.tasks.canary_watchdog",
 )
-JOB_TASKS = ("console.policies.tasks.run_training", "console.policies.tasks.run_evaluation")
+JOB_TASKS = (
+    "console.policies.tasks.run_training",
+    "console.policies.tasks.run_evaluation",
+    "console.policies.tasks.run_replay_job",
+    "console.twin.tasks.run_calibration",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -53,6 +58,14 @@ def test_telemetry_tasks_and_the_watchdog_go_to_the_telemetry_queue(task: str) -
 def test_training_and_evaluations_go_to_the_jobs_queue(task: str) -> None:
     assert task in app.tasks
     assert _queue(task) == "jobs"
+
+
+def test_no_task_of_ours_is_left_on_the_default_queue() -> None:
+    # The telemetry worker also consumes the default queue: a heavy task left there (as the
+    # evaluation fan-out's replays and calibrations once were) holds telemetry's only slot.
+    ours = [name for name in app.tasks if not name.startswith("celery.")]
+    assert ours
+    assert {name: _queue(name) for name in ours if _queue(name) == "celery"} == {}
 
 
 def test_the_procfile_runs_one_worker_per_queue_within_two_cores() -> None:
