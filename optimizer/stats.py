@@ -12,8 +12,9 @@ near 0 or 1, where SLO attainment lives (96-98%).
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
-Z_95 = 1.959963984540054  # the standard normal's 97.5% quantile
+Z_95 = NormalDist().inv_cdf(0.975)  # as the canary watchdog computes its own quantile
 
 
 def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
