@@ -15,7 +15,7 @@ GENERATED = (
     "docs/results/reports/. Do not edit: change tools/results/registry.py and regenerate. -->"
 )
 README_BLOCK = re.compile(
-    r"(<!-- results:(?P<slug>[\w-]+) -->\n).*?(\n<!-- /results -->)", flags=re.DOTALL
+    r"(<!-- results:(?P<slug>[\w-]+) -->\n).*?(<!-- /results -->)", flags=re.DOTALL
 )
 
 
@@ -88,7 +88,7 @@ def _readme(text: str, tables: dict[str, str]) -> str:
         slug = match["slug"]
         if slug not in tables:
             raise ValueError(f"README.md: no table {slug!r} in tools/results/registry.py")
-        return f"{match.group(1)}{tables[slug]}{match.group(3)}"
+        return f"{match.group(1)}{tables[slug]}\n{match.group(3)}"
 
     replaced, count = README_BLOCK.subn(replace, text)
     if count == 0:
