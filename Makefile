@@ -10,7 +10,7 @@ NPM_STAMP := $(FRONTEND)/node_modules/.installed
 FRONTEND_SOURCES := $(shell find $(FRONTEND)/src $(FRONTEND)/public -type f 2>/dev/null) \
 	$(wildcard $(FRONTEND)/index.html $(FRONTEND)/vite.config.ts $(FRONTEND)/tsconfig.json)
 
-.PHONY: setup run test lint migrate frontend
+.PHONY: setup run test lint migrate frontend results
 
 setup: $(STAMP) .env frontend migrate
 
@@ -59,5 +59,10 @@ test: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy console telemetry optimizer
+	$(VENV)/bin/mypy console telemetry optimizer tools
 	$(PY) manage.py makemigrations --check --dry-run
+
+# docs/results/ and the README's results table, rendered from the report files stored under
+# docs/results/reports/ (tools/results needs only the standard library, so no set-up).
+results:
+	$(PYTHON) -m tools.results

@@ -4,7 +4,7 @@ Embedded defaults run everything in one machine with nothing installed: SQLite, 
 channel layer, a filesystem Celery broker and a local-memory cache. `DATABASE_URL` switches to
 Postgres and `REDIS_URL` to Redis for the channel layer, the cache and the broker. Every
 variable may also be given as `NAME_FILE` pointing at a file (Docker/Kubernetes secrets).
-The operations guide in README.md lists every variable with its default.
+docs/settings.md lists every variable with its default.
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ LOCUS_TELEMETRY_QUEUE = "telemetry"
 LOCUS_JOBS_QUEUE = "jobs"
 CELERY_TASK_ROUTES = ("console.queues.route_task",)
 
-# Telemetry (telemetry/conf.py reads these; README lists them).
+# Telemetry (telemetry/conf.py reads these; docs/settings.md lists them).
 LOCUS_TELEMETRY_STALE_SECONDS: float = env.float("LOCUS_TELEMETRY_STALE_SECONDS", default=30.0)
 LOCUS_TELEMETRY_REGISTER_UNKNOWN_NODES: bool = env.bool(
     "LOCUS_TELEMETRY_REGISTER_UNKNOWN_NODES", default=False

@@ -1,7 +1,7 @@
 #!/bin/sh
 # locus-entrypoint ROLE: web | worker | beat | picker | migrate | probe | picker-probe |
 #   manage ARGS...
-# All configuration comes from the environment (see README, "Operations").
+# All configuration comes from the environment (docs/settings.md lists it).
 set -eu
 role="${1:-web}"
 [ "$#" -gt 0 ] && shift

@@ -4,7 +4,7 @@ The engine's decision-time estimate (`optimizer.kernel.estimates`, the receipt's
 prices the decode at the batch the node had when the request was placed (its running
 sequences plus this one). A policy that consolidates a model on fewer nodes fills their
 batches *after* its decisions, so each request's decode share is cheaper than any estimate
-made at placement time could see: replaying the demo canary (tests/bench/cost_attribution.py),
+made at placement time could see: replaying the demo canary (tools/cost_attribution.py),
 the generalist's arm costs 0.954x weighted-score's in the simulator's own accounting while
 the estimates say 1.012x (8 seeds).
 

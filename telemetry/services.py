@@ -132,7 +132,7 @@ def batch_accept(*, kind: str, body: bytes, node: str = "") -> AcceptedBatch:
     names = skipped_names[:_NAMED_UNKNOWN]
     if not scrapes:
         # Nothing for a known node, so nothing to store; still 2xx, so Prometheus neither
-        # retries nor counts failed samples for series never meant for Locus (README).
+        # retries nor counts failed samples for series never meant for Locus (docs/telemetry.md).
         return AcceptedBatch(None, samples, values, skipped_series, names)
     with transaction.atomic():
         batch = TelemetryBatch.objects.create(

@@ -7,7 +7,7 @@ and `/extender/prioritize` (answered with a `HostPriorityList` of `{"Host", "Sco
 0..10 = extenderv1.MaxExtenderPriority). With `nodeCacheCapable: true` it sends `NodeNames`
 and expects `NodeNames` back; otherwise full `Nodes`.
 
-The pod says what it serves through annotations (README "Kubernetes scheduler extender"):
+The pod says what it serves through annotations (docs/api.md, "The Kubernetes scheduler extender"):
   locus.io/model (required to take part), locus.io/slo, locus.io/source or locus.io/site,
   locus.io/prompt-tokens (default 1024), locus.io/max-output-tokens (default 256).
 A Kubernetes node is the Locus node of the same name, or the one whose label

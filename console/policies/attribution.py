@@ -4,7 +4,7 @@ A rollout arm's `estimated_usd_per_1k` is the engine's decision-time estimate of
 node, which prices the decode at the batch the node had at placement; a policy that fills
 batches by consolidating a model is cheaper than any such estimate can see (the demo canary's
 replay: the generalist's arm at 0.954x weighted-score's in the simulator's accounting, 1.012x by
-the estimates; tests/bench/cost_attribution.py). `attributed_costs` prices each served request
+the estimates; tools/cost_attribution.py). `attributed_costs` prices each served request
 by `optimizer.attribution` from the receipt's prefill estimate, the TTFT and end-to-end
 latency its caller reported, and the node's `running` telemetry while it decoded
 (docs/operations.md, "Watching a canary").

@@ -104,7 +104,7 @@ class TrainedPolicy(Policy):
     price on the scorer's logits: the generalist's scores spread an expensive model over
     every node that can serve it, where consolidating it on the cheapest keeps that node's
     decode batch full and each request cheap, and neither its teacher nor PPO learned that
-    (docs/learned-policy.md, "The canary's cost"). Subtracting the estimated cost, scaled as
+    (docs/learned-policy.md, "The decision cost weight"). Subtracting the estimated cost, scaled as
     weighted-score's money term is, moves near-ties to the cheaper node and leaves clear
     preferences alone; the weight is chosen on a validation set, not by training. Simulator
     and live engine both call `score`, so they apply the same rule.

@@ -49,8 +49,9 @@ class ScenarioConfig:
     """Range of the factor on prompt lengths (log-uniform)."""
     utilisation: tuple[float, float] = (0.2, 3.0)
     """Range of the offered load over the fleet's capacity (log-uniform). On fleet-demo with
-    the Mooncake trace, 1x is 0.39 and 3.5x (the README's heavy load, where the best heuristic
-    falls to 77%) 1.35: queueing misses SLOs long before the fluid limit of 1."""
+    the Mooncake trace, 1x is 0.39 and 3.5x (the heavy load of docs/results/learned-policy.md,
+    where the best heuristic falls to 77%) 1.35: queueing misses SLOs long before the fluid
+    limit of 1."""
     prefix_probability: tuple[float, float] = (0.0, 0.9)
     """Range of the share of requests that start with a shared document prefix."""
     documents: int = 200

@@ -229,7 +229,8 @@ def page(browser, console_url: str):  # type: ignore[no-untyped-def]
 
 class Screenshots:
     """Saves a test's screenshots into tests/artifacts/ (every run; CI keeps them). The
-    README's screenshots come from the living demo instead (tests/e2e/screenshot_pages.py)."""
+    screenshots in docs/dashboard.md come from the living demo instead
+    (tests/e2e/screenshot_pages.py)."""
 
     def __init__(self, test_name: str) -> None:
         self.prefix = test_name.removeprefix("test_")

@@ -6,7 +6,7 @@ Not a test: run it against `make run` (or honcho with LOCUS_WEB_PORT set) once d
         --password "$(cat var/demo/admin-password)" [--range 15m] [--out docs/screenshots]
 
 It signs in as the demo admin, opens each page, waits for its data, and saves one PNG per
-page (the README's table shows them).
+page (docs/dashboard.md shows them).
 """
 
 from __future__ import annotations

@@ -305,11 +305,11 @@ def test_train_api_runs_a_tiny_budget_and_reports_progress(
 @pytest.mark.xfail(
     strict=True,
     reason="the teacher's TTFT-weighted fallback (issue #18) costs fleet-demo training its "
-    "heavy-load margin; README 'Results of the shipped policy'",
+    "heavy-load margin; docs/results/learned-policy.md",
 )
 def test_shipped_training_command_beats_the_best_heuristic(tmp_path: Path) -> None:
     """The issue's goal, end to end (~10 min on 2 cores): train on Azure, evaluate on Mooncake
-    at the default loads, 1x (moderate) and 3.5x (heavy; README, results)."""
+    at the default loads, 1x (moderate) and 3.5x (heavy; docs/results/learned-policy.md)."""
     traces = TRACES
     config = TrainConfig(
         topology=str(FLEET),

@@ -36,7 +36,7 @@ def test_it_takes_each_replays_reference_from_its_most_attaining_heuristic() -> 
 
 
 def test_it_scores_parking_below_a_smaller_win_at_the_heuristics_mean_ttft() -> None:
-    # The retraining of docs/learned-policy.md on h900 at heavy load: +5.3 points over the
+    # A retraining of the generalist on h900 at heavy load: +5.3 points over the
     # best heuristic at 5,866 against its 4,508 ms mean TTFT. The same p95 for both, so only
     # the mean TTFT separates them.
     reference = [4508.0]

@@ -4,7 +4,7 @@ Not collected by pytest (the name does not start with test_). Run it as a script
 PostgreSQL and Redis configured; it creates (and drops) its own database `locus_bench`:
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379/0 \
-        .venv/bin/python tests/telemetry/bench_ingest.py [--batches 40] [--samples 1000]
+        .venv/bin/python tests/bench/bench_ingest.py [--batches 40] [--samples 1000]
 
 It starts the web server (uvicorn, console.asgi) and a Celery worker, pushes realistic batches
 (vLLM, DCGM and canonical metric names over many nodes) from several client threads, waits

@@ -1,6 +1,6 @@
 """Where each policy's money goes: requests, USD per 1k and SLO misses by model and node.
 
-    PYTHONPATH=$PWD .venv/bin/python tests/bench/cost_by_node.py \
+    .venv/bin/python -m tools.cost_by_node \
         [--topology T.yaml] [--trace X] [--load 1] [--telemetry-interval 10] [--seed 0] \
         [--policies generalist,weighted-score]
 
@@ -58,9 +58,10 @@ def main() -> None:
                 f"  {model}: {n:.0f} requests, USD {usd:.3f} ({1000 * usd / n:.2f}/1k), "
                 f"{miss:.0f} misses"
             )
-            for node, (k, c, m) in sorted(rows.items(), key=lambda kv: -kv[1][1]):
+            for node_name, (k, c, m) in sorted(rows.items(), key=lambda kv: -kv[1][1]):
                 print(
-                    f"    {node:18s} {k:5.0f} requests  {1000 * c / k:7.2f} USD/1k  {m:3.0f} misses"
+                    f"    {node_name:18s} {k:5.0f} requests  {1000 * c / k:7.2f} USD/1k  "
+                    f"{m:3.0f} misses"
                 )
 
 

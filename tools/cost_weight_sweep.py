@@ -1,7 +1,7 @@
 """A trained policy's attainment and cost for several `decision_cost_weight`s, on a set of
 fleets, utilisations and seeds, against every heuristic on the same arrivals.
 
-    PYTHONPATH=$PWD .venv/bin/python tests/bench/cost_weight_sweep.py \
+    .venv/bin/python -m tools.cost_weight_sweep \
         --fleets v300.yaml,v301.yaml,v302.yaml --trace azure_x8.csv --limit 1500 \
         --utilisations 0.5,1.5,2.5 --seeds 0,1,2 --weights 0,0.1,0.3,0.5,1,2 \
         [--policy generalist] [--telemetry-interval 10] [--workers 2]

@@ -1,5 +1,5 @@
 """Does the console's attributed cost see what a policy really costs? The demo canary replayed
-with both arms on one fleet (as tests/bench/canary_split.py), each arm's cost per 1k requests
+with both arms on one fleet (as tools/canary_split.py), each arm's cost per 1k requests
 three ways, and the canary / active ratio of each:
 
 - realized: the simulator's own accounting (prefill in full, decode shared by the batch it
@@ -10,7 +10,7 @@ three ways, and the canary / active ratio of each:
   prefill estimate, the reported TTFT and end-to-end latency, and the node's running
   sequences as scraped every `--telemetry-interval` seconds): `attributed_usd_per_1k`.
 
-    PYTHONPATH=$PWD .venv/bin/python tests/bench/cost_attribution.py \
+    .venv/bin/python -m tools.cost_attribution \
         [--canary generalist] [--active weighted-score] [--seeds 0,1,...] [canary_split's options]
 
 Served requests only (the ones with an outcome and a cost). Prints figures, asserts nothing.
@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from statistics import fmean
 
 import numpy as np
-from canary_split import SplitPolicy, arm_draws  # this directory: the benches run as scripts
 
 from optimizer import argtypes
 from optimizer.attribution import attributed_cost_usd, batch_during
@@ -34,6 +33,7 @@ from optimizer.policies import Policy, load_policy
 from optimizer.sim import simulate
 from optimizer.sim.requests import SERVED
 from optimizer.sim.telemetry import TelemetryFeed, TelemetryModel
+from tools.canary_split import SplitPolicy, arm_draws
 
 
 @dataclass(frozen=True, slots=True)

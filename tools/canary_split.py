@@ -2,7 +2,7 @@
 canary policy with probability `--share`, else to the active one, and each arm's attainment
 and cost are reported apart, as `GET /api/v1/rollout` reports a live canary.
 
-    PYTHONPATH=$PWD .venv/bin/python tests/bench/canary_split.py \
+    .venv/bin/python -m tools.canary_split \
         [--canary generalist] [--active weighted-score] [--share 0.5] [--seeds 0,1,2] \
         [--topology T.yaml] [--trace X] [--load 1 | --utilisation U] [--limit N]
         [--telemetry-interval 10] [--by-model]

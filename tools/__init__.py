@@ -1,0 +1,1 @@
+"""Tools run from the repository root: `python -m tools.NAME` (tools/README.md)."""

@@ -1,0 +1,153 @@
+"""Every generated table of docs/results/. Adding a table is one `Table(...)` entry here: a
+script that writes its reports into `docs/results/reports/<slug>/` and a renderer
+(tools/results/render.py); then `python -m tools.results --run SLUG` makes the reports and
+the page."""
+
+from __future__ import annotations
+
+from tools.results.model import Page, Table
+from tools.results.render import calibration, comparison, decision_latency
+
+PAGES = (
+    Page(
+        "learned-policy",
+        "The learned policies against the heuristics",
+        "SLO attainment, latency and cost of the shipped learned policies and of every built-in "
+        "heuristic, replayed by the simulator on the same arrivals "
+        "(`python -m optimizer evaluate`). How they are trained: "
+        "[the learned policy](../learned-policy.md).",
+    ),
+    Page(
+        "decision-speed",
+        "Decision speed",
+        "What one placement decision costs the process that makes it "
+        "(`python -m optimizer bench-decide`).",
+    ),
+    Page(
+        "twin",
+        "The twin's calibration",
+        "How well `python -m optimizer calibrate` recovers a fleet's real speeds from its "
+        "observed traffic ([the twin](../twin.md)).",
+    ),
+)
+
+HEURISTICS = (
+    "random,round-robin,least-loaded,latency-first,cost-first,data-gravity,weighted-score,"
+    "prefix-aware,kv-aware"
+)
+
+TABLES = (
+    Table(
+        slug="generalist-held-out",
+        page="learned-policy",
+        title="The generalist on fleets it never saw",
+        about=(
+            "Zero-shot: three generated fleets of 26, 80 and 200 nodes that no training or "
+            "model selection used, the Mooncake trace (never used in training) at 0.5 and 1.5 "
+            "of each fleet's serving capacity, node state seen through telemetry 10 s apart as "
+            "the live engine sees it, against all nine heuristics."
+        ),
+        script=f"""\
+mkdir -p var/results docs/results/reports/generalist-held-out
+.venv/bin/python -m optimizer gen-fleet --nodes 26 --sites 9 --seed 900 \\
+  --out var/results/h900.yaml
+.venv/bin/python -m optimizer gen-fleet --nodes 80 --sites 20 --seed 901 \\
+  --out var/results/h901.yaml
+.venv/bin/python -m optimizer gen-fleet --nodes 200 --sites 40 --seed 902 \\
+  --out var/results/h902.yaml
+for f in h900 h901 h902; do for u in 0.5 1.5; do for s in 0 1 2; do
+  .venv/bin/python -m optimizer evaluate --topology var/results/$f.yaml \\
+    --trace optimizer/data/traces/mooncake_synthetic.jsonl --limit 1500 --utilisation $u \\
+    --telemetry-interval 10 --seed $s --policies generalist,{HEURISTICS} \\
+    --report docs/results/reports/generalist-held-out/$f-u$u-s$s.json
+done; done; done
+rm docs/results/reports/generalist-held-out/*.png  # evaluate's plots: not kept""",
+        render=comparison("generalist"),
+    ),
+    Table(
+        slug="generalist-demo-fleet",
+        page="learned-policy",
+        title="The generalist against the demo's active policy",
+        about=(
+            "What a canary of the generalist against weighted-score (the policy `make run` "
+            "activates) is predicted to do: the demo fleet as its inventory states it "
+            "(`fleet-demo`) and as the demo really runs it (`fleet-demo-truth`), the Mooncake "
+            "trace at the demo's rate, 10 s telemetry. The demo fleet is one of the "
+            "generalist's training fleets, so this is not a held-out figure."
+        ),
+        script="""\
+mkdir -p docs/results/reports/generalist-demo-fleet
+for f in fleet-demo fleet-demo-truth; do for s in 0 1 2; do
+  .venv/bin/python -m optimizer evaluate --topology optimizer/topologies/$f.yaml \\
+    --trace optimizer/data/traces/mooncake_synthetic.jsonl --load 1 --telemetry-interval 10 \\
+    --seed $s --policies generalist,weighted-score \\
+    --report docs/results/reports/generalist-demo-fleet/$f-s$s.json
+done; done
+rm docs/results/reports/generalist-demo-fleet/*.png  # evaluate's plots: not kept""",
+        render=comparison("generalist"),
+    ),
+    Table(
+        slug="ppo-fleet-demo",
+        page="learned-policy",
+        title="The fleet-specific policy on its own fleet",
+        about=(
+            "`ppo-fleet-demo`, trained on the demo fleet with the Azure conversation trace, "
+            "evaluated on the held-out Mooncake trace (all 3,993 requests) at 1x and 3.5x its "
+            "rate on exact node state, against all nine heuristics."
+        ),
+        script=f"""\
+mkdir -p docs/results/reports/ppo-fleet-demo
+for x in 1 3.5; do for s in 0 1 2; do
+  .venv/bin/python -m optimizer evaluate --topology optimizer/topologies/fleet-demo.yaml \\
+    --trace optimizer/data/traces/mooncake_synthetic.jsonl --load $x --seed $s \\
+    --policies optimizer/policies/trained/ppo-fleet-demo,{HEURISTICS} \\
+    --report docs/results/reports/ppo-fleet-demo/fleet-demo-x$x-s$s.json
+done; done
+rm docs/results/reports/ppo-fleet-demo/*.png  # evaluate's plots: not kept""",
+        render=comparison("optimizer/policies/trained/ppo-fleet-demo", "ppo-fleet-demo"),
+    ),
+    Table(
+        slug="bench-decide",
+        page="decision-speed",
+        title="One decision, by policy and fleet size",
+        about=(
+            "CPU time of one decision (hard constraints, scores, the pick and its fallbacks) "
+            "for 8 to 1,000 candidate nodes, in one process on one thread, for every built-in "
+            "heuristic and the generalist. Each decision path the JSON reports is a row: "
+            "`kernel` is the vectorised decision code that serves, `reference` the per-node "
+            "code kept as its test oracle. Measured on a 2-core machine shared with other work."
+        ),
+        script="""\
+mkdir -p docs/results/reports/bench-decide
+.venv/bin/python -m optimizer bench-decide --topology optimizer/topologies/fleet-demo.yaml \\
+  --policy generalist --cpu-time --repeats 500 --json \\
+  > docs/results/reports/bench-decide/fleet-demo.json""",
+        render=decision_latency,
+    ),
+    Table(
+        slug="calibration-known-truth",
+        page="twin",
+        title="Calibration against a known truth",
+        about=(
+            "The demo's truth fleet (`fleet-demo-truth.yaml`: five profiles 0.85-1.3x "
+            "the inventory's speeds) serves 6,000 requests of the Azure conversation trace at "
+            "twice its rate under least-loaded; the observations are calibrated starting from "
+            "the nominal `fleet-demo.yaml`. A perfect calibration gives the truth's factors: "
+            "prefill ratios 1/1.2 (llama-3.1-8b @ h100), 1/1.3 (llama-3.1-8b @ l4), 1/1.25 "
+            "(qwen2.5-7b @ l4), 1/0.85 (qwen2.5-7b @ a100-80), 1/1.15 (llama-3.1-70b @ h100), "
+            "decode step ratios their inverse, and 1 elsewhere."
+        ),
+        script="""\
+mkdir -p var/results docs/results/reports/calibration-known-truth
+.venv/bin/python -m optimizer simulate --topology optimizer/topologies/fleet-demo-truth.yaml \\
+  --trace optimizer/data/traces/azure_llm_2023_conv.csv --policy least-loaded --limit 6000 \\
+  --load 2 --report var/results/truth-sim.json --requests-out var/results/truth-obs.jsonl
+.venv/bin/python -m optimizer calibrate --topology optimizer/topologies/fleet-demo.yaml \\
+  --observations var/results/truth-obs.jsonl --out var/results/calibrated.yaml \\
+  --report docs/results/reports/calibration-known-truth/fleet-demo-truth.json""",
+        render=calibration,
+    ),
+)
+
+# The table the repository's README shows.
+README_TABLE = "generalist-held-out"
