@@ -1,4 +1,4 @@
-"""The decision API's answer shapes, for the OpenAPI schema (requests: `bodies.py`)."""
+"""The decision API's answer shapes, for the OpenAPI schema (requests: `doors/bodies.py`)."""
 
 from __future__ import annotations
 

@@ -10,9 +10,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from console.gateway.processes import PickerProcesses
-from console.gateway.server import PickerServer
 from console.inventory.models import Source
+from console.placement.doors.extproc.processes import PickerProcesses
+from console.placement.doors.extproc.server import PickerServer
 from console.placement.engine.runtime import runtime
 
 MULTIPROC = "PROMETHEUS_MULTIPROC_DIR"
