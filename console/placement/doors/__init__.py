@@ -8,7 +8,8 @@ decision package (an import-linter contract in pyproject.toml holds it to that).
 - `extender.py`: the Kubernetes scheduler extender (`/extender/filter`, `/extender/prioritize`).
 - `extproc/`: the Envoy ext_proc endpoint picker (`manage.py run_picker`).
 
-Shared translation: `bodies.py` and `handlers.py` (the placements body and answer),
+Shared translation: `bodies.py`, `handlers.py` and `answers.py` (the placements body, its
+handling and the answer's schema),
 `openai.py` (an OpenAI request's model, prompt tokens and prefix blocks) and `endpoints.py`
 (node <-> serving address). A door that speaks OpenAI to clients and forwards to the node's
 address (a router) belongs here beside `extproc/`, its command beside `run_picker` in

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from console.access.identity import identity_of
 from console.access.permissions import SERVICE_CALLERS
 from console.api.errors import ApplicationError
-from console.placement.api import serializers as s
+from console.placement.doors import answers as s
 from console.placement.doors import handlers
 from console.placement.doors.bodies import (
     OutcomeBody,
