@@ -60,6 +60,10 @@ def node_exists(name: str) -> bool:
     return Node.objects.filter(name=name).exists()
 
 
+def source_exists(name: str) -> bool:
+    return Source.objects.filter(name=name).exists()
+
+
 def node_exporter_urls() -> list[tuple[str, str]]:
     """(node, url) for every exporter URL of every node that is not down."""
     rows = Node.objects.exclude(state="down").values_list("name", "exporter_urls")
