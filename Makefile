@@ -10,7 +10,7 @@ NPM_STAMP := $(FRONTEND)/node_modules/.installed
 FRONTEND_SOURCES := $(shell find $(FRONTEND)/src $(FRONTEND)/public -type f 2>/dev/null) \
 	$(wildcard $(FRONTEND)/index.html $(FRONTEND)/vite.config.ts $(FRONTEND)/tsconfig.json)
 
-.PHONY: setup run test lint migrate frontend results
+.PHONY: setup run test lint migrate frontend results api-schema
 
 setup: $(STAMP) .env frontend migrate
 
@@ -38,6 +38,12 @@ $(NPM_STAMP): $(FRONTEND)/package.json $(FRONTEND)/package-lock.json
 
 $(FRONTEND)/dist/index.html: $(NPM_STAMP) $(FRONTEND_SOURCES)
 	cd $(FRONTEND) && npm run build
+
+# The committed OpenAPI schema (frontend/openapi.json) and the dashboard's TypeScript types
+# made from it (frontend/src/api/schema.d.ts), regenerated from the server's views; run it
+# after changing an API (tests/console/test_schema.py fails while they are stale).
+api-schema: $(STAMP) .env $(NPM_STAMP)
+	cd $(FRONTEND) && npm run gen:api
 else
 frontend: ;
 endif
@@ -60,6 +66,7 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy console telemetry optimizer tools
+	$(VENV)/bin/lint-imports
 	$(PY) manage.py makemigrations --check --dry-run
 
 # docs/results/ and the README's results table, rendered from the report files stored under

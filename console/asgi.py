@@ -6,7 +6,7 @@ middleware hook and the view would each hop between the event loop and a worker 
 (about fifteen hops a request), and the hand-offs cost more than the work: measured on two
 cores, /healthz served 143 requests/s that way against 1,645 through the WSGI handler. One hop
 per request through a2wsgi keeps ASGI (and so websockets) with the WSGI handler's speed, and
-the decision hot path skips even that hop (console/placement/fastpath.py).
+the decision hot path skips even that hop (console/placement/doors/fastpath.py).
 """
 
 import os
@@ -23,7 +23,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 
 from console.lifespan import Lifespan  # noqa: E402
-from console.placement.fastpath import DecisionFastPath  # noqa: E402
+from console.placement.doors.fastpath import DecisionFastPath  # noqa: E402
 from console.routing import websocket_urlpatterns  # noqa: E402
 
 application = Lifespan(

@@ -4,10 +4,10 @@ import os
 
 from celery import Celery
 
-from console import broker
+from console.broker import install as install_broker
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
-broker.install()  # a filesystem:// broker that never hands out half-written messages
+install_broker()  # a filesystem:// broker that never hands out half-written messages
 
 app = Celery("locus")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -24,7 +24,10 @@ from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
+from console.access.keyring import keyring
 from console.access.roles import roles_of
+from console.celery import app
+from console.placement.engine.runtime import current_runtime, runtime
 
 logger = logging.getLogger(__name__)
 CHECK_TIMEOUT_S = 2.0
@@ -44,16 +47,12 @@ def _database() -> str:
 
 
 def _broker() -> str:
-    from console.celery import app
-
     with app.connection_for_write() as conn:
         conn.ensure_connection(max_retries=1, timeout=CHECK_TIMEOUT_S)
     return "ok"
 
 
 def _snapshot() -> str:
-    from console.placement.engine.runtime import runtime
-
     rt = runtime()
     rt.ensure_started()
     snapshot = rt.engine.snapshot
@@ -69,8 +68,6 @@ def _snapshot() -> str:
 
 
 def _keyring() -> str:
-    from console.access.keyring import keyring
-
     if not keyring.loaded:
         keyring.reload()  # the first probe loads it; a failure leaves it unloaded
     if not keyring.loaded:
@@ -79,8 +76,6 @@ def _keyring() -> str:
 
 
 def _recorder() -> str:
-    from console.placement.engine.runtime import current_runtime
-
     serving = current_runtime()
     if serving is None:
         return "ok (idle)"

@@ -14,6 +14,8 @@ import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from console.placement.engine.runtime import current_runtime
+
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -27,9 +29,7 @@ logger = logging.getLogger(__name__)
 def drain_recorder() -> None:
     """Stop this process's decision recorder once it has written its queue (nothing to do
     when no request ever started the engine)."""
-    from console.placement.engine import runtime as engine_runtime
-
-    serving = engine_runtime.current_runtime()
+    serving = current_runtime()
     if serving is not None:
         serving.recorder.stop(timeout=SHUTDOWN_TIMEOUT_S)
 

@@ -37,7 +37,7 @@ JOB_TASKS = frozenset(
     {
         "console.policies.tasks.run_training",
         "console.policies.tasks.run_evaluation",
-        "console.policies.tasks.run_replay_job",
+        "console.policies.fanout.run_replay_job",
         "console.twin.tasks.run_calibration",
     }
 )

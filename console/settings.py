@@ -74,7 +74,6 @@ INSTALLED_APPS = [
     "console.policies",
     "console.twin",
     "console.demo",
-    "console.gateway",
     "console.web",
     "telemetry",
 ]
@@ -382,7 +381,7 @@ LOCUS_EXTENDER_ALLOW_ANONYMOUS: bool = env.bool("LOCUS_EXTENDER_ALLOW_ANONYMOUS"
 # When set, /extender/* requires `Authorization: Bearer <this token>` and nothing else.
 LOCUS_EXTENDER_TOKEN: str = env.str("LOCUS_EXTENDER_TOKEN", default="")
 
-# -- the Envoy endpoint picker (console.gateway, docs/gateway.md) ------------------------------
+# -- the Envoy endpoint picker (console.placement.doors.extproc, docs/gateway.md) -------------
 # llm-d's ports: 9002 ext_proc, 9003 gRPC health.
 LOCUS_PICKER_HOST: str = env.str("LOCUS_PICKER_HOST", default="127.0.0.1")
 LOCUS_PICKER_PORT: int = env.int("LOCUS_PICKER_PORT", default=9002)

@@ -7,7 +7,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from console import health
-from console.placement import extender
+from console.placement.doors import extender
 from console.placement.metrics import metrics_view
 
 api_v1 = [

@@ -2,31 +2,72 @@
 
 The schema is declared with pydantic (field types, bounds, unknown keys); cross-references
 (unique names, missing names, self-links, models that do not fit in memory) are checked after
-(`topology_checks.py`); files are read and written by `topology_files.py`.
+(`topology_checks.py`); files are read and written by `topology_files.py`. The entries (sites,
+nodes, ...) are declared in `topology_entries.py` and named here too, as parts of the schema.
 Every problem is reported at once, each naming the file, the entry and the field, and a file
 with any problem yields no Topology at all, so an importer never sees half a fleet.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from functools import cached_property
 from typing import Any, Literal, NamedTuple
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    field_validator,
-    model_validator,
+from pydantic import ConfigDict, Field, model_validator
+
+from optimizer.topology_checks import reference_problems
+from optimizer.topology_entries import (
+    GIB,
+    MAX_GPUS,
+    MAX_MEMORY_GIB,
+    MAX_SHARE,
+    NODE_STATES,
+    TIERS,
+    Accelerator,
+    Entry,
+    Link,
+    Model,
+    ModelShare,
+    Node,
+    NodeRole,
+    NodeState,
+    Profile,
+    Site,
+    Slo,
+    Source,
+    Tier,
+    Workload,
+    node_kv_capacity_bytes,
+    parse_address,
 )
 
-GIB = 1024**3
-Tier = Literal["device", "edge", "regional", "cloud"]
-NodeRole = Literal["mixed", "prefill", "decode"]
-NodeState = Literal["active", "cordoned", "draining", "down"]
-TIERS: tuple[str, ...] = ("device", "edge", "regional", "cloud")
-NODE_STATES: tuple[str, ...] = ("active", "cordoned", "draining", "down")
+__all__ = [
+    "Accelerator",
+    "DEFAULT_INTRA_SITE_RTT_MS",
+    "GIB",
+    "Link",
+    "MAX_GPUS",
+    "MAX_MEMORY_GIB",
+    "MAX_SHARE",
+    "Model",
+    "ModelShare",
+    "NODE_STATES",
+    "Node",
+    "NodeRole",
+    "NodeState",
+    "Profile",
+    "Route",
+    "Site",
+    "Slo",
+    "Source",
+    "TIERS",
+    "Tier",
+    "Topology",
+    "Workload",
+    "node_kv_capacity_bytes",
+    "parse_address",
+]
+
 DEFAULT_INTRA_SITE_RTT_MS = 0.5
 
 
@@ -39,123 +80,7 @@ class Route(NamedTuple):
     egress_usd_per_byte: float
 
 
-# The largest source or workload share: shares are relative weights, and a bound keeps their
-# sum finite (1.7e308 twice is infinity, which made every evaluation's draw fail).
-MAX_SHARE = 1_000_000.0
-# Memory per accelerator or model, and accelerators per node: bounds far above any hardware
-# (the largest accelerators hold a few hundred GiB), so that a node's memory in bytes is always
-# a finite number (1.7e308 GiB made the KV capacity an infinity, and the import a 500).
-MAX_MEMORY_GIB = 1_000_000.0
-MAX_GPUS = 100_000
-
-
-def _holds_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
-    if isinstance(value, tuple | list):
-        return any(_holds_nul(v) for v in value)
-    return False
-
-
-class _Entry(BaseModel):
-    # YAML's .inf and .nan are floats too: no fleet has infinite prices or latencies.
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-    @field_validator("*", mode="after")
-    @classmethod
-    def _no_nul(cls, value: Any) -> Any:
-        # YAML's "\0" escape makes a NUL character, which no database text column stores.
-        if _holds_nul(value):
-            raise ValueError("must not contain the NUL character (U+0000)")
-        return value
-
-
-class Site(_Entry):
-    name: str = Field(min_length=1)
-    tier: Tier
-    region: str = Field(min_length=1)
-    jurisdiction: str = Field(min_length=1)
-
-
-class Link(_Entry):
-    a: str
-    b: str
-    rtt_ms: float = Field(ge=0)
-    bandwidth_gbps: float = Field(gt=0)
-    egress_usd_per_gb: float = Field(default=0.0, ge=0)
-
-
-class Accelerator(_Entry):
-    name: str = Field(min_length=1)
-    memory_gib: float = Field(gt=0, le=MAX_MEMORY_GIB)
-
-
-class Model(_Entry):
-    name: str = Field(min_length=1)
-    memory_gib: float = Field(ge=0, le=MAX_MEMORY_GIB)
-    kv_bytes_per_token: int = Field(gt=0)
-
-
-class Profile(_Entry):
-    model: str
-    accelerator: str
-    prefill_tokens_per_s: float = Field(gt=0)
-    decode_step_ms: float = Field(gt=0)
-    decode_step_ms_per_seq: float = Field(ge=0)
-    max_batch: int = Field(gt=0)
-
-
-class Node(_Entry):
-    name: str = Field(min_length=1)
-    site: str
-    accelerator: str
-    gpus: int = Field(default=1, gt=0, le=MAX_GPUS)
-    usd_per_hour: float = Field(ge=0)
-    models: tuple[str, ...] = Field(min_length=1)
-    role: NodeRole = "mixed"
-    # Console extensions (docs/contracts.md §1 allows additions): operational state, labels and the
-    # exporter URLs the telemetry pipeline scrapes. Omitted from dumps when at their defaults.
-    state: NodeState = "active"
-    labels: dict[str, str] = Field(default_factory=dict)
-    exporters: tuple[str, ...] = ()
-    # The serving endpoint a gateway sends this node's requests to (docs/contracts.md §5):
-    # the `ip:port` an Envoy ORIGINAL_DST cluster connects to, so a literal IP, not a name.
-    address: str | None = None
-
-    @field_validator("address")
-    @classmethod
-    def _ip_and_port(cls, value: str | None) -> str | None:
-        return None if value is None else parse_address(value)
-
-
-class Source(_Entry):
-    name: str = Field(min_length=1)
-    site: str
-    share: float = Field(gt=0, le=MAX_SHARE)
-    slo: str
-
-
-class Slo(_Entry):
-    name: str = Field(min_length=1)
-    ttft_p95_ms: float = Field(gt=0)
-    e2e_p95_ms: float = Field(gt=0)
-    residency: str | None = None
-    max_usd_per_1k: float | None = Field(default=None, ge=0)
-    max_error_rate: float | None = Field(default=None, ge=0, le=1)
-
-
-class ModelShare(_Entry):
-    name: str
-    share: float = Field(gt=0, le=MAX_SHARE)
-
-
-class Workload(_Entry):
-    models: tuple[ModelShare, ...] = Field(min_length=1)
-
-
-class Topology(_Entry):
+class Topology(Entry):
     """A whole fleet: the parsed and cross-checked contents of one topology file."""
 
     version: Literal[1]
@@ -174,8 +99,6 @@ class Topology(_Entry):
 
     @model_validator(mode="after")
     def _cross_references(self) -> Topology:
-        from optimizer.topology_checks import reference_problems  # it reads these classes
-
         problems = list(reference_problems(self))
         if problems:
             raise ValueError("\n".join(problems))
@@ -274,30 +197,3 @@ class Topology(_Entry):
         if not data["links"]:
             data.pop("links")
         return data
-
-
-def parse_address(value: str) -> str:
-    """`value` as a canonical `ip:port` (IPv6 in brackets, as Envoy writes it), or ValueError.
-
-    Envoy's ORIGINAL_DST cluster reads the endpoint header as an IP address and port
-    (envoyproxy.io, "Original destination" load balancing, `use_http_header`), so host
-    names are refused here rather than failing at the gateway."""
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isascii() or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"{value!r} is not ip:port (port 1-65535)")
-    bracketed = host.startswith("[") and host.endswith("]")
-    try:
-        ip = ipaddress.ip_address(host[1:-1] if bracketed else host)
-    except ValueError:
-        raise ValueError(f"{value!r} is not ip:port: {host!r} is not an IP address") from None
-    if ip.version == 6 and not bracketed:
-        raise ValueError(f"{value!r}: write an IPv6 address in brackets, [addr]:port")
-    return f"[{ip}]:{int(port)}" if ip.version == 6 else f"{ip}:{int(port)}"
-
-
-def node_kv_capacity_bytes(
-    node: Node, accelerators: dict[str, Accelerator], models: dict[str, Model]
-) -> int:
-    total = node.gpus * accelerators[node.accelerator].memory_gib
-    weights = sum(models[m].memory_gib for m in node.models)
-    return int((total - weights) * GIB)

@@ -5,9 +5,20 @@ after each entry's own fields are checked)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from optimizer.topology import Link, Profile, Topology, node_kv_capacity_bytes
+from optimizer.topology_entries import (
+    Accelerator,
+    Link,
+    Model,
+    Node,
+    Profile,
+    Site,
+    Slo,
+    Source,
+    Workload,
+    node_kv_capacity_bytes,
+)
 
 
 def _entry_label(section: str, index: int, entry: Any) -> str:
@@ -31,7 +42,30 @@ def _duplicates(section: str, keys: Sequence[Any], entries: Sequence[Any]) -> It
             seen[key] = index
 
 
-def reference_problems(t: Topology) -> Iterable[str]:
+class Sections(Protocol):
+    """What the checks read of a fleet: its lists (a `Topology` has them)."""
+
+    @property
+    def sites(self) -> tuple[Site, ...]: ...
+    @property
+    def links(self) -> tuple[Link, ...]: ...
+    @property
+    def accelerators(self) -> tuple[Accelerator, ...]: ...
+    @property
+    def models(self) -> tuple[Model, ...]: ...
+    @property
+    def profiles(self) -> tuple[Profile, ...]: ...
+    @property
+    def nodes(self) -> tuple[Node, ...]: ...
+    @property
+    def sources(self) -> tuple[Source, ...]: ...
+    @property
+    def slos(self) -> tuple[Slo, ...]: ...
+    @property
+    def workload(self) -> Workload | None: ...
+
+
+def reference_problems(t: Sections) -> Iterable[str]:
     """Every duplicate name or address, unknown reference and impossible node of `t`, each
     labelled with its section, index and name (what `Topology` reports as invalid)."""
     yield from _duplicates("sites", [s.name for s in t.sites], t.sites)

@@ -36,7 +36,7 @@ TRACE_SUFFIXES = (".csv", ".jsonl")
 # The public traces shipped with the package; data/traces/README.md names their sources.
 SHIPPED_TRACES = Path(__file__).resolve().parent / "data" / "traces"
 _AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
-# The decision API's bound on prompt and output tokens (console/placement/api/bodies.py): far
+# The decision API's bound on prompt and output tokens (console/placement/doors/bodies.py): far
 # beyond any context window, and it keeps a hostile line from asking for 10**100 tokens.
 MAX_TOKENS = 10_000_000
 

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from django.db import IntegrityError, transaction
 
-from console.inventory.models import Slo
+from console.inventory.selectors import slo_list
 from console.live.events import send_event
 from telemetry import conf, slo_windows
 from telemetry.models import BreachMetric, BreachStatus, SlaBreach
@@ -45,7 +45,7 @@ class _SloCache:
                 s.e2e_p95_ms,
                 default if s.max_error_rate is None else s.max_error_rate,
             )
-            for s in Slo.objects.all()
+            for s in slo_list()
         }
         self._at = time.monotonic()
 

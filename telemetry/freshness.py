@@ -11,7 +11,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from console.inventory.models import Node
+from console.inventory.selectors import node_names
 from console.live.events import send_event
 from telemetry import conf, state
 
@@ -45,7 +45,7 @@ def freshness_note_ingest(*, newest: dict[str, datetime], now: datetime | None =
 def freshness_check(*, now: datetime | None = None) -> dict[str, bool]:
     """Compare every inventory node's telemetry age with the bound; announce changes."""
     now = now or timezone.now()
-    names = list(Node.objects.values_list("name", flat=True))
+    names = node_names()
     latest = state.read_nodes(names)
     flags = state.freshness_flags()
     result: dict[str, bool] = {}

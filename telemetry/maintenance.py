@@ -14,8 +14,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from telemetry import conf
-from telemetry.models import ReadingRollup
-from telemetry.storage import ensure_partitions, existing_partitions
+from telemetry.models import Reading, ReadingRollup
+from telemetry.storage import clear_caches, ensure_partitions, existing_partitions
 
 _ROLLUP_SQL = {
     "postgresql": (
@@ -86,13 +86,9 @@ def retention_apply(*, now: datetime | None = None) -> MaintenanceReport:
                         cursor.execute(f"DROP TABLE IF EXISTS {name}")  # noqa: S608
                         dropped += 1
         else:
-            from telemetry.models import Reading
-
             deleted, _ = Reading.objects.filter(ts__lt=raw_cutoff).delete()
         rollups, _ = ReadingRollup.objects.filter(bucket__lt=rollup_cutoff).delete()
     if dropped:
-        from telemetry.storage import clear_caches
-
         clear_caches()  # forget dropped partitions so they are recreated if written again
     return MaintenanceReport(
         partitions_dropped=dropped, rollups_deleted=rollups, readings_deleted=deleted

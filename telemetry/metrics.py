@@ -1,4 +1,5 @@
-"""Prometheus metrics of telemetry ingest, served at /metrics with the engine's.
+"""Prometheus counters of telemetry ingest, served at /metrics with the engine's (the
+gauges measured at scrape time are `collectors.py`).
 
 The endpoint is part of the fixed interfaces (docs/contracts.md §4).
 
@@ -8,17 +9,7 @@ same /metrics view (and its multiprocess mode) serves them.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
-
-from django.utils import timezone
 from prometheus_client import Counter
-from prometheus_client.core import GaugeMetricFamily
-from prometheus_client.registry import Collector
-
-from telemetry import conf
-
-logger = logging.getLogger(__name__)
 
 SERIES_SKIPPED = Counter(
     "locus_telemetry_series_skipped_total",
@@ -32,84 +23,3 @@ SAMPLES_REFUSED = Counter(
     "other values: the database refused their series, or they fail today's checks (a NUL "
     "character) in a batch accepted before those checks.",
 )
-
-
-class FreshnessCollector(Collector):
-    """Telemetry age per node and the count of stale nodes, measured at scrape time (issue 13,
-    finding 4: the fleet went stale for minutes with nothing to alert on).
-
-    A node of the inventory that never reported has no age and counts as stale, as
-    `freshness_check` judges it. Reading costs one query for the node names and one read of
-    the latest-state store; when either is down the scrape carries neither gauge rather than
-    a false "all fresh".
-    """
-
-    def describe(self) -> list[GaugeMetricFamily]:
-        return []  # nothing to collect at registration time
-
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        from console.inventory.models import Node
-        from telemetry.state import read_nodes
-
-        try:
-            names = list(Node.objects.values_list("name", flat=True))
-            latest = read_nodes(names)
-        except Exception as exc:
-            logger.debug("telemetry freshness unavailable for /metrics: %s", exc)
-            return
-        now = timezone.now()
-        bound = conf.stale_seconds()
-        age = GaugeMetricFamily(
-            "locus_telemetry_age_seconds",
-            "Seconds since the node's newest telemetry value (nodes that never reported have "
-            "none).",
-            labels=["node"],
-        )
-        stale = 0
-        for name in sorted(names):
-            telemetry = latest.get(name)
-            if telemetry is None:
-                stale += 1
-                continue
-            seconds = telemetry.age_s(now)
-            age.add_metric([name], seconds)
-            stale += seconds > bound
-        yield age
-        yield GaugeMetricFamily(
-            "locus_telemetry_stale_nodes",
-            "Inventory nodes whose telemetry is older than LOCUS_TELEMETRY_STALE_SECONDS or "
-            "missing.",
-            value=stale,
-        )
-
-
-class InboxCollector(Collector):
-    """Accepted telemetry batches not yet processed: how many, and how long the oldest has
-    waited. A batch answered 202 must be stored; one that stays here is stuck (a dead or
-    starved worker, or a batch the worker keeps failing), which these gauges let an alert see.
-    One aggregate query per scrape (processed batches leave the inbox)."""
-
-    def describe(self) -> list[GaugeMetricFamily]:
-        return []
-
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        from django.db.models import Count, Min
-
-        from telemetry.models import TelemetryBatch
-
-        try:
-            inbox = TelemetryBatch.objects.aggregate(n=Count("id"), oldest=Min("received_at"))
-        except Exception as exc:
-            logger.debug("telemetry inbox unavailable for /metrics: %s", exc)
-            return
-        oldest = inbox["oldest"]
-        yield GaugeMetricFamily(
-            "locus_telemetry_inbox_batches",
-            "Accepted telemetry batches waiting to be processed.",
-            value=inbox["n"],
-        )
-        yield GaugeMetricFamily(
-            "locus_telemetry_inbox_oldest_seconds",
-            "Seconds the oldest unprocessed telemetry batch has waited (0 when none waits).",
-            value=0.0 if oldest is None else max(0.0, (timezone.now() - oldest).total_seconds()),
-        )

@@ -10,7 +10,8 @@ import time
 from rest_framework import status
 
 from console.api.errors import ApplicationError
-from console.inventory.models import Accelerator, Node, Site
+from console.inventory.selectors import node_names
+from console.inventory.services import node_register_cordoned
 from telemetry import conf
 from telemetry.models import BatchKind
 from telemetry.parsing import Scrape
@@ -29,7 +30,7 @@ class _KnownNodes:
     def get(self, *, refresh: bool = False) -> frozenset[str]:
         with self._lock:
             if refresh or time.monotonic() - self._at > self.ttl_s:
-                self._names = frozenset(Node.objects.values_list("name", flat=True))
+                self._names = frozenset(node_names())
                 self._at = time.monotonic()
             return self._names
 
@@ -63,25 +64,18 @@ def node_register_unknown(*, names: set[str]) -> None:
 
     Needs LOCUS_TELEMETRY_REGISTER_SITE and _ACCELERATOR: a node row requires both.
     """
-    site = Site.objects.filter(name=conf.register_site()).first()
-    accelerator = Accelerator.objects.filter(name=conf.register_accelerator()).first()
-    if site is None or accelerator is None:
+    registered = node_register_cordoned(
+        names=names,
+        site=conf.register_site(),
+        accelerator=conf.register_accelerator(),
+        reason="registered from telemetry; review before use",
+        labels={"registered_by": "telemetry"},
+    )
+    if not registered:
         raise ApplicationError(
             "Registering unknown nodes needs LOCUS_TELEMETRY_REGISTER_SITE and "
             "LOCUS_TELEMETRY_REGISTER_ACCELERATOR naming an existing site and accelerator.",
             status_code=status.HTTP_500_INTERNAL_SERVER_ERROR,
-        )
-    for name in sorted(names):
-        Node.objects.get_or_create(
-            name=name,
-            defaults={
-                "site": site,
-                "accelerator": accelerator,
-                "usd_per_hour": 0.0,
-                "state": "cordoned",
-                "state_reason": "registered from telemetry; review before use",
-                "labels": {"registered_by": "telemetry"},
-            },
         )
     known_nodes.clear()
 

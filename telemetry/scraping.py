@@ -3,7 +3,8 @@
 A target that fails waits interval x 2^(failures - 1) (capped at
 LOCUS_TELEMETRY_SCRAPE_BACKOFF_MAX_SECONDS, with +-20% jitter so many dead targets do not
 retry in step) before it is tried again; one success resets it. What a scrape returns goes
-through the same durable path as a push (`batch_accept`).
+through the same durable path as a push (`batch_accept`). `scrapes_enqueue` (beat's
+`scrape_all`) sends one `scrape_one` task per exporter URL.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ from __future__ import annotations
 import logging
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 import requests
+from celery import shared_task
 
 from console.api.errors import ApplicationError
-from console.inventory.models import Node
+from console.inventory.selectors import node_exporter_urls
 from telemetry import conf
 from telemetry.models import BatchKind
 from telemetry.services import batch_accept
@@ -36,10 +39,20 @@ class ScrapeOutcome:
     batch_id: int | None = None
 
 
-def scrape_targets() -> list[tuple[str, str]]:
-    """(node, url) for every exporter URL on every node that is not down."""
-    rows = Node.objects.exclude(state="down").values_list("name", "exporter_urls")
-    return [(name, url) for name, urls in rows for url in (urls or []) if isinstance(url, str)]
+@shared_task(name="telemetry.scrape_one")
+def scrape_one(node: str, url: str) -> dict[str, Any]:
+    """One exporter's scrape. Declared here, not in tasks.py: beat's `scrape_all` fans out to
+    it, so it sits below it."""
+    return asdict(scrape_target(node=node, url=url))
+
+
+def scrapes_enqueue() -> int:
+    """One `scrape_one` task per exporter URL, so a slow target delays only itself; returns
+    how many were sent."""
+    targets = node_exporter_urls()
+    for node, url in targets:
+        scrape_one.delay(node, url)
+    return len(targets)
 
 
 def _backoff_key() -> str:

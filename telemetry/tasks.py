@@ -1,4 +1,6 @@
-"""Celery tasks: each takes ids or plain JSON and calls one service."""
+"""Celery tasks that beat starts: each takes plain JSON and calls one service. The tasks
+these fan out to sit below them, beside their services: `scraping.scrape_one` (one exporter)
+and `ingest.ingest_batch` (one pushed or scraped batch)."""
 
 from __future__ import annotations
 
@@ -9,27 +11,7 @@ from celery import shared_task
 
 from telemetry import maintenance, services
 from telemetry.freshness import freshness_check
-from telemetry.scraping import scrape_target, scrape_targets
-
-
-@shared_task(name="telemetry.ingest_batch")
-def ingest_batch(batch_id: int) -> dict[str, Any] | None:
-    """Process one inbox batch (idempotent: a redelivery finds it gone and does nothing)."""
-    try:
-        result = services.batch_process(batch_id=batch_id)
-    except Exception as exc:
-        services.batch_mark_failed(batch_id=batch_id, error=repr(exc))
-        raise
-    return (
-        None
-        if result is None
-        else {
-            "stored": result.stored,
-            "refused": result.refused,
-            "unmapped": result.unmapped,
-            "dropped": dict(result.dropped),
-        }
-    )
+from telemetry.scraping import scrapes_enqueue
 
 
 @shared_task(name="telemetry.redeliver_inbox")
@@ -39,16 +21,8 @@ def redeliver_inbox(older_than_s: float | None = None) -> int:
 
 @shared_task(name="telemetry.scrape_all")
 def scrape_all() -> int:
-    """Fan out one scrape task per exporter URL, so a slow target delays only itself."""
-    targets = scrape_targets()
-    for node, url in targets:
-        scrape_one.delay(node, url)
-    return len(targets)
-
-
-@shared_task(name="telemetry.scrape_one")
-def scrape_one(node: str, url: str) -> dict[str, Any]:
-    return asdict(scrape_target(node=node, url=url))
+    """One scrape task per exporter URL, so a slow target delays only itself."""
+    return scrapes_enqueue()
 
 
 @shared_task(name="telemetry.check_freshness")

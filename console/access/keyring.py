@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 
+from console.access.models import ApiKey
 from console.dbutil import release_connections
 
 logger = logging.getLogger(__name__)
@@ -83,8 +84,6 @@ class KeyRing:
         return entry
 
     def _lookup_one(self, digest: str, now: float) -> KeyEntry | None:
-        from console.access.models import ApiKey
-
         started, count = self._miss_window
         if now - started >= 1.0:
             started, count = now, 0
@@ -142,8 +141,6 @@ class KeyRing:
         threading.Thread(target=run, name="locus-keyring", daemon=True).start()
 
     def reload(self) -> None:
-        from console.access.models import ApiKey
-
         try:
             self.flush_usage()
             self._found_during_reload = {}
@@ -161,8 +158,6 @@ class KeyRing:
             )
 
     def flush_usage(self) -> None:
-        from console.access.models import ApiKey
-
         used, self._used = self._used, {}
         for key_id, when in used.items():
             ApiKey.objects.filter(pk=key_id).update(last_used_at=when)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import (
@@ -23,34 +23,8 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-if TYPE_CHECKING:
-    from console.demo.fleet import DemoFleet, NodeCounters
+from console.demo.fleet import TTFT_BUCKETS, DemoFleet, NodeCounters
 
-# vLLM's TTFT histogram buckets (vllm/engine/metrics.py).
-TTFT_BUCKETS = (
-    0.001,
-    0.005,
-    0.01,
-    0.02,
-    0.04,
-    0.06,
-    0.08,
-    0.1,
-    0.25,
-    0.5,
-    0.75,
-    1.0,
-    2.5,
-    5.0,
-    7.5,
-    10.0,
-    20.0,
-    40.0,
-    80.0,
-    160.0,
-    640.0,
-    2560.0,
-)
 MIB = 1024 * 1024
 GIB = 1024 * MIB
 IDLE_WATTS, PEAK_WATTS = 60.0, 350.0

@@ -19,7 +19,6 @@ from typing import Any
 import requests
 from tenacity import retry, stop_after_delay, wait_exponential
 
-from console.demo.exporters import TTFT_BUCKETS
 from optimizer.decision import PlacementRequest
 from optimizer.policies import get_policy
 from optimizer.sim import Simulator
@@ -28,6 +27,32 @@ from optimizer.topology import GIB, Topology
 from optimizer.traces import TraceRequest, draw_requests
 
 logger = logging.getLogger(__name__)
+
+# vLLM's TTFT histogram buckets (vllm/engine/metrics.py).
+TTFT_BUCKETS = (
+    0.001,
+    0.005,
+    0.01,
+    0.02,
+    0.04,
+    0.06,
+    0.08,
+    0.1,
+    0.25,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
+    20.0,
+    40.0,
+    80.0,
+    160.0,
+    640.0,
+    2560.0,
+)
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.db.models import QuerySet
 from pydantic import ValidationError
 
 from console.inventory.models import (
@@ -48,6 +49,30 @@ def inventory_topology() -> Topology:
 def node_prices() -> dict[str, float]:
     """Each node's price in US dollars per hour, by name."""
     return dict(Node.objects.values_list("name", "usd_per_hour"))
+
+
+def node_names() -> list[str]:
+    """Every node's name."""
+    return list(Node.objects.values_list("name", flat=True))
+
+
+def node_exists(name: str) -> bool:
+    return Node.objects.filter(name=name).exists()
+
+
+def source_exists(name: str) -> bool:
+    return Source.objects.filter(name=name).exists()
+
+
+def node_exporter_urls() -> list[tuple[str, str]]:
+    """(node, url) for every exporter URL of every node that is not down."""
+    rows = Node.objects.exclude(state="down").values_list("name", "exporter_urls")
+    return [(name, url) for name, urls in rows for url in (urls or []) if isinstance(url, str)]
+
+
+def slo_list() -> QuerySet[Slo]:
+    """Every SLO, with its targets."""
+    return Slo.objects.all()
 
 
 def inventory_problems() -> list[str]:

@@ -1,8 +1,9 @@
-"""Writes to the inventory: importing topology files and changing node state."""
+"""Writes to the inventory: importing topology files, registering nodes first heard of
+elsewhere, and changing node state."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -15,11 +16,13 @@ from console.api.errors import ApplicationError
 from console.inventory.choices import NodeState
 from console.inventory.importing import ImportSummary, inventory_import
 from console.inventory.models import (
+    Accelerator,
     FleetSettings,
     Node,
     NodeStateChange,
     Profile,
     ServedModel,
+    Site,
     WorkloadShare,
 )
 from console.inventory.names import name_problem
@@ -159,6 +162,32 @@ TARGET_STATE: dict[str, str] = {
     "uncordon": NodeState.ACTIVE,
     "mark_down": NodeState.DOWN,
 }
+
+
+def node_register_cordoned(
+    *, names: Iterable[str], site: str, accelerator: str, reason: str, labels: dict[str, str]
+) -> bool:
+    """Add the nodes of `names` the inventory lacks, on `site` with `accelerator`, cordoned
+    until an operator looks (telemetry registers nodes it hears from first this way); nodes
+    that exist are left alone. False, adding nothing, when the site or the accelerator does
+    not exist."""
+    site_row = Site.objects.filter(name=site).first()
+    accelerator_row = Accelerator.objects.filter(name=accelerator).first()
+    if site_row is None or accelerator_row is None:
+        return False
+    for name in sorted(names):
+        Node.objects.get_or_create(
+            name=name,
+            defaults={
+                "site": site_row,
+                "accelerator": accelerator_row,
+                "usd_per_hour": 0.0,
+                "state": NodeState.CORDONED,
+                "state_reason": reason,
+                "labels": labels,
+            },
+        )
+    return True
 
 
 # Actions that take a node out of service on purpose need a reason, so whoever finds it

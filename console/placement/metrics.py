@@ -21,7 +21,7 @@ from prometheus_client import (
 from prometheus_client import multiprocess as prom_multiprocess
 
 from console.queues import QueueBacklogCollector
-from telemetry.metrics import FreshnessCollector, InboxCollector
+from telemetry.collectors import FreshnessCollector, InboxCollector
 
 # Decisions take tens of microseconds to a few milliseconds of engine work.
 _LATENCY_BUCKETS = (

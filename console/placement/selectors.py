@@ -12,9 +12,13 @@ from django.core.cache import cache
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from console.inventory.selectors import inventory_topology
+from console.inventory.signals import inventory_revision
 from console.placement.engine.snapshot import PolicyRef, Rollout, Snapshot
 from console.placement.models import DecisionRecord
+from console.policies.selectors import rollout_state
 from optimizer.kernel.live import NodeSample
+from telemetry.selectors import latest_fleet_state
 from telemetry.state import NodeTelemetry
 
 # Where server processes share the nodes whose breaker is open (node -> when it opened).
@@ -57,11 +61,6 @@ def engine_snapshot(
     breakers are read every time. A breaker shared as open longer ago than `breaker_open_s`
     has gone half-open in the process that tripped it (or that process died): it must not
     re-open breakers here."""
-    from console.inventory.selectors import inventory_topology
-    from console.inventory.signals import inventory_revision
-    from console.policies.selectors import rollout_state
-    from telemetry.selectors import latest_fleet_state
-
     revision = inventory_revision()
     if previous is not None and previous.inventory_revision == revision:
         topology = previous.topology

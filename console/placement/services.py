@@ -14,6 +14,7 @@ from console.outage import OutageLog
 from console.placement.engine.breakers import OPEN
 from console.placement.models import BreakerEvent
 from console.placement.selectors import BREAKER_CACHE_KEY, RecentDecision
+from telemetry.services import outcome_record
 
 logger = logging.getLogger(__name__)
 # A cache (Redis) outage is logged once, with a recovery line, not per breaker move.
@@ -57,8 +58,6 @@ def slo_windows_feed(
     at: datetime,
 ) -> None:
     """Count a decision's outcome in the SLO windows of its SLO, model and node."""
-    from telemetry.services import outcome_record
-
     assert recent.slo is not None
     outcome_record(
         slo=recent.slo,

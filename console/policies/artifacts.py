@@ -13,6 +13,7 @@ from django.conf import settings
 from console.api.errors import ApplicationError
 from console.policies.choices import PolicyKind
 from console.policies.models import PolicyVersion
+from optimizer.features import FEATURE_NAMES, FEATURE_VERSION
 from optimizer.policies import scorer_digest
 
 # What every policy.json that `train` writes holds (optimizer/rl/export.py write_policy_json
@@ -56,7 +57,6 @@ def artifact_directory(artifact_dir: str) -> Path:
 def read_artifact(directory: Path) -> tuple[dict[str, Any], str]:
     """policy.json (checked against this build's feature contract) and scorer.pt's SHA-256,
     once the scorer has been loaded."""
-    from optimizer.features import FEATURE_NAMES, FEATURE_VERSION
 
     def refuse(message: str, *problems: str) -> ApplicationError:
         return ApplicationError(message, errors={"artifact_dir": list(problems)})

@@ -33,9 +33,12 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
+from console.inventory.selectors import slo_list
 from console.placement.models import DecisionRecord
+from console.policies.attribution import Served, attributed_costs
 from console.policies.choices import PolicyState
 from console.policies.models import PolicyVersion
+from console.policies.services import policy_transition
 from optimizer.stats import difference_interval
 
 MIN_GROUP = 20
@@ -92,10 +95,7 @@ def canary_vs_active(stats: dict[str, ArmStats]) -> dict[str, Any] | None:
 def arm_stats(since: object, *, attribute: bool = False) -> dict[str, ArmStats]:
     """Each arm's outcome figures since `since`; with `attribute`, its attributed cost too
     (a telemetry read; the watchdog does not judge cost and leaves it out)."""
-    from console.inventory.models import Slo
-    from console.policies.attribution import Served, attributed_costs
-
-    targets = {s.name: (s.ttft_p95_ms, s.e2e_p95_ms) for s in Slo.objects.all()}
+    targets = {s.name: (s.ttft_p95_ms, s.e2e_p95_ms) for s in slo_list()}
     rows = (
         DecisionRecord.objects.filter(created_at__gte=since, slo_met__isnull=False)
         .values_list(
@@ -197,8 +197,6 @@ def _number(row: dict[str, object] | None, key: str) -> float | None:
 
 def canary_check() -> str:
     """Check the canary, roll it back if it is worse; return what was decided."""
-    from console.policies.services import policy_transition
-
     canary = PolicyVersion.objects.filter(state=PolicyState.CANARY).first()
     if canary is None:
         return "no canary"

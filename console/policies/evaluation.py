@@ -1,9 +1,11 @@
 """Simulator evaluations of a policy version against the active policy and every heuristic,
-on the same arrivals (docs/contracts.md §3 report objects), for the console's approval step.
-Each replay is a job fanned out over the Celery workers (console.policies.fanout)."""
+on the same arrivals (docs/contracts.md §3 report objects), for the console's approval step:
+`evaluation_execute` is the worker's side of an evaluation (`jobs.evaluation_request`
+queues it). Each replay is a job fanned out over the Celery workers (console.policies.fanout)."""
 
 from __future__ import annotations
 
+import logging
 import shutil
 import uuid
 from collections.abc import Callable
@@ -12,15 +14,74 @@ from statistics import fmean
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 
+from console.inventory.selectors import inventory_topology
+from console.policies.artifacts import artifact_problem
+from console.policies.choices import JobStatus
 from console.policies.fanout import fan_out
+from console.policies.models import PolicyEvaluation
+from console.policies.selectors import active_policy_spec
+from console.twin.services import twin_inputs
 from optimizer.policies import POLICY_NAMES
 from optimizer.rl.replays import ORACLE, Job, trace_job
 from optimizer.topology import Topology
 from optimizer.topology_files import dump_topology
+from telemetry.conf import scrape_interval_seconds
+
+logger = logging.getLogger(__name__)
 
 # The figures an approver compares, averaged over seeds.
 HEADLINE = ("slo_attainment", "cost_per_1k_requests", "prefix_hit_rate")
+
+
+def evaluation_execute(*, evaluation_id: int) -> None:
+    """The worker's side of an evaluation: replay the version on the inventory's own fleet,
+    or on the twin's calibrated fleet and recorded traffic when the evaluation asks
+    (docs/twin.md), and keep the report."""
+    evaluation = PolicyEvaluation.objects.select_related("version").get(pk=evaluation_id)
+    if evaluation.status == JobStatus.SUCCEEDED:
+        return  # redelivered after it finished: nothing to do
+    if (problem := artifact_problem(evaluation.version)) is not None:
+        _finish(evaluation_id, JobStatus.FAILED, error=problem)
+        return
+    PolicyEvaluation.objects.filter(pk=evaluation_id).update(status=JobStatus.RUNNING, progress=0.0)
+
+    def progress(fraction: float) -> None:
+        PolicyEvaluation.objects.filter(pk=evaluation_id).update(progress=fraction)
+
+    try:
+        twin = twin_inputs(
+            recorded_hours=evaluation.recorded_hours,
+            calibration_run=evaluation.calibration_run,
+            out=Path(settings.LOCUS_ARTIFACTS_DIR) / "evaluations" / str(evaluation_id),
+        )
+        report = evaluate_versions(
+            evaluation_id=evaluation_id,
+            topology=twin.topology or inventory_topology(),
+            trace=twin.trace or evaluation.trace,
+            candidate=evaluation.version.spec,
+            baseline=active_policy_spec(),
+            loads=[float(x) for x in evaluation.loads],
+            seeds=[int(s) for s in evaluation.seeds],
+            limit=settings.LOCUS_EVALUATION_LIMIT,
+            # What a canary will see: node state through the fleet's scrape interval.
+            telemetry_interval_s=scrape_interval_seconds(),
+            progress=progress,
+        )
+    except Exception as exc:
+        logger.exception("evaluation %s failed", evaluation_id)
+        _finish(evaluation_id, JobStatus.FAILED, error=str(exc))
+        return
+    if twin.data:
+        report["data"] = twin.data  # which recorded traffic and fleet, and the twin's fidelity
+    _finish(evaluation_id, JobStatus.SUCCEEDED, report=report)
+
+
+def _finish(evaluation_id: int, status: str, **fields: Any) -> None:
+    PolicyEvaluation.objects.filter(pk=evaluation_id).update(
+        status=status, finished_at=timezone.now(), progress=1.0, **fields
+    )
 
 
 def evaluation_jobs(

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from celery import group, shared_task
 from django.conf import settings
 
 from optimizer.rl.replays import Job, run_replay
@@ -56,16 +57,20 @@ def run_claimed(job: Job, work_dir: str, index: int) -> bool:
     return True
 
 
+@shared_task(acks_late=True)
+def run_replay_job(job: dict[str, Any], work_dir: str, index: int) -> bool:
+    """One replay of a fan-out, on whichever jobs worker takes it. Declared here, beside
+    `fan_out`, not in tasks.py: evaluations and training runs (tasks themselves) fan out to
+    it, so it sits below them."""
+    return run_claimed(job, work_dir, index)
+
+
 def fan_out(
     jobs: Sequence[Job],
     work_dir: Path,
     progress: Callable[[float], None] | None = None,
 ) -> list[dict[str, Any]]:
     """The results of `jobs`, in order, computed by the workers and by this process."""
-    from celery import group
-
-    from console.policies.tasks import run_replay_job
-
     work_dir.mkdir(parents=True, exist_ok=True)
     if any(work_dir.iterdir()):
         raise ValueError(f"fan-out directory {work_dir} is not empty")

@@ -43,7 +43,6 @@ from console.policies.artifacts import artifact_directory, artifact_problem, rea
 from console.policies.choices import PolicyKind, PolicyState
 from console.policies.four_eyes import check_people
 from console.policies.models import (
-    PolicyEvaluation,
     PolicyTransition,
     PolicyVersion,
     ShadowComparison,
@@ -301,35 +300,3 @@ def shadow_comparison_add(
         predicted_cost_delta_usd_sum=F("predicted_cost_delta_usd_sum") + cost_delta_usd,
         updated_at=timezone.now(),
     )
-
-
-def evaluation_request(
-    *,
-    policy: PolicyVersion,
-    trace: str,
-    loads: list[float],
-    seeds: list[int],
-    requested_by: Identity | None,
-    recorded_hours: float | None = None,
-    calibration_run: int | None = None,
-) -> PolicyEvaluation:
-    """Queue a simulator evaluation of `policy` against the active policy and the heuristics
-    (on recorded traffic and a calibrated fleet when given: docs/twin.md)."""
-    from console.policies.selectors import active_policy_label
-    from console.policies.tasks import run_evaluation
-
-    if (problem := artifact_problem(policy)) is not None:
-        raise ApplicationError(problem, status_code=409)
-    evaluation = PolicyEvaluation.objects.create(
-        version=policy,
-        baseline=active_policy_label(),
-        trace=trace,
-        loads=loads,
-        seeds=seeds,
-        recorded_hours=recorded_hours,
-        calibration_run=calibration_run,
-        requested_by_id=requested_by.user_id if requested_by else None,
-        requested_by_key_id=requested_by.key_id if requested_by else None,
-    )
-    transaction.on_commit(lambda: run_evaluation.delay(evaluation.pk))
-    return evaluation

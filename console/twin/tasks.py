@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from console.twin.calibration import calibration_execute
+
 
 @shared_task(acks_late=True)
 def run_calibration(run_id: int) -> None:
-    from console.twin.services import calibration_execute
-
     calibration_execute(run_id=run_id)

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from console.access.permissions import SERVICE_CALLERS, VIEWERS
 from console.api.errors import ApplicationError
-from console.inventory.models import Node
+from console.inventory.selectors import node_exists
 from telemetry import conf
 from telemetry.api import serializers as s
 from telemetry.models import BatchKind
@@ -118,7 +118,7 @@ class NodeTelemetryView(APIView):
         responses={200: OpenApiResponse(description="The node's series or metric names.")},
     )
     def get(self, request: Request, name: str) -> Response:
-        if not Node.objects.filter(name=name).exists():
+        if not node_exists(name):
             raise ApplicationError(f"No node named {name!r}.", status_code=404)
         query = s.SeriesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)

@@ -36,7 +36,7 @@ def main() -> None:
     _fleet, body = scratch_console(args.topology)
     import orjson
 
-    from console.placement.api import handlers
+    from console.placement.doors import handlers
     from console.placement.engine.runtime import runtime
 
     serving = runtime()

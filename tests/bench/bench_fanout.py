@@ -59,8 +59,9 @@ def main() -> int:
     call_command("migrate", verbosity=0)
     from console.inventory.models import Node
     from console.inventory.services import topology_import
+    from console.policies.jobs import evaluation_request
     from console.policies.models import PolicyEvaluation, PolicyVersion
-    from console.policies.services import evaluation_request, policy_bootstrap, policy_register
+    from console.policies.services import policy_bootstrap, policy_register
     from optimizer.topology_files import load_topology
 
     if not Node.objects.exists():

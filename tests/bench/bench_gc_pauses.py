@@ -31,7 +31,7 @@ def _loop(seconds: float) -> dict[str, object]:
 
     _fleet, body = scratch_console(FLEET)
     import console.asgi  # noqa: F401  (what a serving process has loaded)
-    from console.placement.api import handlers
+    from console.placement.doors import handlers
     from console.placement.engine.runtime import runtime
 
     runtime().ensure_started()

@@ -20,6 +20,9 @@ def _connection(folder: Path, transport: str = "console.broker:Transport") -> Co
         transport_options={
             "data_folder_in": str(folder),
             "data_folder_out": str(folder),
+            # Declaring a queue writes its exchange table here; kombu's default is
+            # ./control, which would land in the checkout.
+            "control_folder": str(folder / "control"),
             "store_processed": False,
         },
     )
@@ -60,6 +63,8 @@ def test_messages_round_trip(tmp_path: Path) -> None:
             queue.put({"n": i})
         assert sorted(queue.get(timeout=5).payload["n"] for _ in range(20)) == list(range(20))
         queue.close()
+    # The queue's exchange table went to the test's folder, not into the checkout.
+    assert (tmp_path / "control" / "q.exchange").is_file()
 
 
 def test_filesystem_urls_use_it_in_the_celery_app() -> None:

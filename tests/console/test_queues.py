@@ -34,7 +34,7 @@ TELEMETRY_TASKS = (
 JOB_TASKS = (
     "console.policies.tasks.run_training",
     "console.policies.tasks.run_evaluation",
-    "console.policies.tasks.run_replay_job",
+    "console.policies.fanout.run_replay_job",
     "console.twin.tasks.run_calibration",
 )
 

@@ -213,8 +213,8 @@ def test_the_picker_probe_follows_grpc_readiness(settings: object) -> None:
     once it has one."""
     import sys
 
-    from console.gateway.server import PickerServer
     from console.inventory.services import topology_import
+    from console.placement.doors.extproc.server import PickerServer
     from console.placement.engine.runtime import runtime
     from optimizer.topology_files import load_topology
     from tests.conftest import CONTRACT_EXAMPLE

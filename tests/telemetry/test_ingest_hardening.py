@@ -14,9 +14,9 @@ import pytest
 from django.db import connection
 from prometheus_client import REGISTRY
 
+from telemetry.ingest import ingest_batch
 from telemetry.models import Reading, Series, TelemetryBatch
 from telemetry.remote_write import encode_write_request
-from telemetry.tasks import ingest_batch
 
 pytestmark = pytest.mark.django_db
 

@@ -86,7 +86,8 @@ def test_dcgm_with_several_gpus_averages_util_and_sums_memory_and_power(
 def test_every_default_dcgm_counter_is_mapped_or_kept_and_sentinels_are_dropped(
     fleet: Any, client_for: Any
 ) -> None:
-    from telemetry.services import batch_accept, batch_process
+    from telemetry.ingest import batch_process
+    from telemetry.services import batch_accept
 
     fields = []
     for line in (METRICS / "dcgm_default_counters.csv").read_text().splitlines():

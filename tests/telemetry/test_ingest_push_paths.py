@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
+from telemetry.ingest import batch_process
 from telemetry.models import Reading, TelemetryBatch
 from telemetry.remote_write import encode_write_request
 from telemetry.selectors import latest_node_state
-from telemetry.services import batch_accept, batch_process
+from telemetry.services import batch_accept
 
 pytestmark = pytest.mark.django_db
 

@@ -11,10 +11,10 @@ import pytest
 from prometheus_client import REGISTRY
 
 from console.inventory.models import Node
+from telemetry.ingest import batch_process
 from telemetry.models import Reading, Series, TelemetryBatch
 from telemetry.remote_write import encode_write_request
 from telemetry.selectors import latest_node_state
-from telemetry.services import batch_process
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,5 @@
-"""The decision API's answer shapes, for the OpenAPI schema (requests: `bodies.py`)."""
+"""The placement read API's shapes: recorded decisions with their receipts, and the fleet's
+series (the decision doors' answers are `doors/answers.py`)."""
 
 from __future__ import annotations
 
@@ -10,66 +11,6 @@ from rest_framework import serializers
 
 from console.buckets import MAX_BUCKETS, pick_step
 from console.placement.models import DecisionRecord
-
-
-class PolicyNameSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    version = serializers.CharField()
-
-
-class CandidateSerializer(serializers.Serializer):
-    node = serializers.CharField()
-    site = serializers.CharField()
-    tier = serializers.CharField()
-    score = serializers.FloatField()
-    rank = serializers.IntegerField()
-    estimated_ttft_ms = serializers.FloatField()
-    estimated_e2e_ms = serializers.FloatField()
-    estimated_cost_usd = serializers.FloatField()
-    queue_depth = serializers.IntegerField()
-    running = serializers.IntegerField()
-    kv_used_fraction = serializers.FloatField()
-    prefix_blocks = serializers.IntegerField()
-    telemetry_age_s = serializers.FloatField(allow_null=True)
-
-
-class RejectedSerializer(serializers.Serializer):
-    node = serializers.CharField()
-    reason = serializers.CharField()
-
-
-class PlacementAnswerSerializer(serializers.Serializer):
-    decision_id = serializers.CharField()
-    node = serializers.CharField()
-    site = serializers.CharField()
-    fallbacks = serializers.ListField(child=serializers.CharField())
-    policy = PolicyNameSerializer()
-    arm = serializers.ChoiceField(choices=["active", "canary"])
-    degraded = serializers.CharField(
-        required=False, help_text="Set when the fallback heuristic decided."
-    )
-    candidates = CandidateSerializer(many=True, required=False)
-    rejected = RejectedSerializer(many=True, required=False)
-
-
-class PlacementBatchAnswerSerializer(serializers.Serializer):
-    decisions = serializers.ListField(
-        child=serializers.DictField(),
-        help_text="One answer per request, in order; an "
-        "unplaceable request holds an `error` object.",
-    )
-
-
-class UnplaceableSerializer(serializers.Serializer):
-    message = serializers.CharField()
-    reasons = serializers.DictField(child=serializers.CharField())
-
-
-class OutcomeAnswerSerializer(serializers.Serializer):
-    decision_id = serializers.CharField()
-    node = serializers.CharField()
-    slo_met = serializers.BooleanField()
-    breaker = serializers.CharField()
 
 
 class ReceiptCandidateSerializer(serializers.Serializer):

@@ -2,16 +2,17 @@ from django.urls import path
 from rest_framework.routers import SimpleRouter
 
 from console.placement.api import views
+from console.placement.doors import rest
 
 router = SimpleRouter(trailing_slash=False)
 router.register("decisions", views.DecisionViewSet, basename="decision")
 
 urlpatterns = [
-    path("placements", views.PlacementView.as_view(), name="placements"),
-    path("placements:batch", views.PlacementBatchView.as_view(), name="placements-batch"),
+    path("placements", rest.PlacementView.as_view(), name="placements"),
+    path("placements:batch", rest.PlacementBatchView.as_view(), name="placements-batch"),
     path(
         "placements/<str:decision_id>/outcome",
-        views.OutcomeView.as_view(),
+        rest.OutcomeView.as_view(),
         name="placement-outcome",
     ),
     path("breakers", views.BreakerView.as_view(), name="breakers"),

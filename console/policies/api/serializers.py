@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from django.conf import settings
@@ -8,6 +7,7 @@ from django.contrib.auth.models import User
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from console.api.fields import StrictBooleanField, StrictFloatField
 from console.policies.models import (
     PolicyEvaluation,
     PolicyTransition,
@@ -15,6 +15,7 @@ from console.policies.models import (
     ShadowComparison,
     TrainingRun,
 )
+from console.twin.selectors import calibration_runs
 
 
 class PolicyTransitionSerializer(serializers.ModelSerializer):
@@ -156,31 +157,6 @@ class PolicyRegisterSerializer(serializers.Serializer):
     )
 
 
-class StrictFloatField(serializers.FloatField):
-    """A JSON number only: `"0.3"` and `true` are refused, as are NaN and infinities."""
-
-    default_error_messages = {"invalid": "A number is required (not a string)."}
-
-    def to_internal_value(self, data: Any) -> float:
-        if isinstance(data, bool) or not isinstance(data, int | float):
-            self.fail("invalid")
-        if not math.isfinite(data):
-            self.fail("invalid")
-        return float(data)
-
-
-class StrictBooleanField(serializers.BooleanField):
-    """A JSON true or false only: `"yes"` and `1` are refused (a budget is confirmed on
-    purpose, never by a loosely typed value)."""
-
-    default_error_messages = {"invalid": "true or false is required."}
-
-    def to_internal_value(self, data: Any) -> bool:
-        if not isinstance(data, bool):
-            self.fail("invalid")
-        return data
-
-
 class TransitionRequestSerializer(serializers.Serializer):
     reason = serializers.CharField(
         max_length=1000, help_text="Why; required and kept in the audit trail."
@@ -212,8 +188,6 @@ class TwinInputsMixin(serializers.Serializer):
         return value
 
     def validate_calibration_run(self, value: int) -> int:
-        from console.twin.selectors import calibration_runs
-
         if not calibration_runs().filter(pk=value, status="succeeded").exists():
             raise serializers.ValidationError("No succeeded calibration run with this id.")
         return value

@@ -17,7 +17,7 @@ from console.access.identity import Identity, identity_of
 from console.access.permissions import ADMINS, VIEWERS
 from console.api.errors import ApplicationError
 from console.placement.engine.runtime import runtime
-from console.policies import services
+from console.policies import jobs, services
 from console.policies.api import serializers as s
 from console.policies.canary import arm_stats, canary_vs_active
 from console.policies.models import PolicyTransition, PolicyVersion, TrainingRun
@@ -119,7 +119,7 @@ class PolicyVersionViewSet(
         """Queue a simulator evaluation against the active policy and every heuristic."""
         body = s.EvaluationRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        evaluation = services.evaluation_request(
+        evaluation = jobs.evaluation_request(
             policy=self.get_object(),
             trace=trace_path(body.validated_data.get("trace")),
             loads=body.validated_data.get("loads", settings.LOCUS_EVALUATION_LOADS),
@@ -194,13 +194,11 @@ class TrainingRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         fine-tunes the shipped generalist on the fleet's configured trace; a result that
         validates below the best heuristic is not registered unless
         `register_below_baseline` is true."""
-        from console.policies.training import training_start
-
         body = s.TrainingRunRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = dict(body.validated_data)
         data["trace"] = trace_path(data.get("trace"), settings.LOCUS_FLEET_TRACE)
         data.setdefault("init", settings.LOCUS_TRAINING_INIT)
-        run = training_start(config=data, started_by=_caller(request))
+        run = jobs.training_start(config=data, started_by=_caller(request))
         run.refresh_from_db()
         return Response(s.TrainingRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)

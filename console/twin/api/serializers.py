@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework import serializers
 
-from console.policies.api.serializers import StrictFloatField
+from console.api.fields import StrictFloatField
 from console.twin.models import CalibrationRun, ProposalDecision
 from console.twin.selectors import proposal_changes
 

@@ -19,7 +19,7 @@ def test_a_failing_api_view_answers_json_500(
     def broken(data: Any) -> Any:
         raise RuntimeError("engine bug")
 
-    monkeypatch.setattr("console.placement.api.handlers.decide_one", broken)
+    monkeypatch.setattr("console.placement.doors.handlers.decide_one", broken)
     client = client_for("service")
     client.raise_request_exception = False
     response = client.post(

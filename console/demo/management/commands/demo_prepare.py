@@ -26,9 +26,9 @@ from console.access.models import ApiKey
 from console.access.services import api_key_create
 from console.inventory.models import Node
 from console.inventory.services import topology_import
+from console.policies.jobs import training_start
 from console.policies.models import PolicyVersion, TrainingRun
 from console.policies.services import policy_bootstrap, policy_register
-from console.policies.training import training_start
 from console.twin.models import CalibrationRun
 from console.twin.services import calibration_start
 from optimizer import argtypes

@@ -3,7 +3,7 @@
 
 Each message is answered on the loop without a thread hop: a decision is tens of
 microseconds of CPU with no I/O (docs/architecture.md rule 2), cheaper than handing it to a
-worker thread, as the REST fast path found (console/placement/fastpath.py).
+worker thread, as the REST fast path found (console/placement/doors/fastpath.py).
 
 Health (proposal 004, "Health Checking"): `liveness` is SERVING while the process answers;
 `readiness` and `envoy.service.ext_proc.v3.ExternalProcessor` are NOT_SERVING until the
@@ -26,15 +26,15 @@ from envoy.service.ext_proc.v3 import external_processor_pb2_grpc as ep_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio
 
-from console.gateway.metrics import serve_metrics
-from console.gateway.picker import PickerStream
+from console.placement.doors.extproc.metrics import serve_metrics
+from console.placement.doors.extproc.picker import PickerStream
 from console.placement.engine.runtime import runtime
 
 logger = logging.getLogger(__name__)
 EXT_PROC_SERVICE = "envoy.service.ext_proc.v3.ExternalProcessor"
 READY_SERVICES = ("readiness", EXT_PROC_SERVICE)
 READINESS_POLL_S = 0.2
-# Several pickers may listen on one port (`run_picker --processes`, console/gateway/
+# Several pickers may listen on one port (`run_picker --processes`, console/placement/doors/extproc/
 # processes.py). grpcio sets SO_REUSEPORT by default on Linux; said here, since it is relied on.
 SERVER_OPTIONS = (("grpc.so_reuseport", 1),)
 

@@ -18,7 +18,7 @@ from console.placement.engine.runtime import reset_runtime, runtime
 from optimizer.prompts import chat_text, prompt_blocks
 from optimizer.topology_files import load_topology
 from tests.conftest import TOPOLOGIES
-from tests.console.gateway.envoy_client import (
+from tests.console.placement.doors.extproc.envoy_client import (
     EnvoyStream,
     endpoints_of,
     request_body,

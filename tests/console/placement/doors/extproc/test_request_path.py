@@ -11,7 +11,7 @@ import pytest
 
 from console.placement.engine.runtime import runtime
 from console.placement.models import DecisionRecord
-from tests.console.gateway.envoy_client import (
+from tests.console.placement.doors.extproc.envoy_client import (
     EnvoyStream,
     chunks,
     echoed,

@@ -6,7 +6,7 @@ about 70 µs of CPU with no I/O (docs/architecture.md rule 2), so running it on 
 than handing it to a worker thread and back, which costs more than the decision (measured: the
 same endpoint through the thread pool reached a seventh of the throughput).
 The body parsing, the engine call and the answers are the DRF views' own
-(`api/handlers.py`), and errors use the API's one error shape.
+(`doors/handlers.py`), and errors use the API's one error shape.
 
 Everything else goes to `fallback` (Django): sessions, unknown or cold keys, roles without
 the right, hosts outside ALLOWED_HOSTS, bodies not declared `application/json`, and the first
@@ -46,7 +46,7 @@ from console.api.errors import (
     parse_error_body,
     validation_error_body,
 )
-from console.placement.api import handlers
+from console.placement.doors import handlers
 from console.placement.engine.runtime import runtime
 
 Scope = MutableMapping[str, Any]

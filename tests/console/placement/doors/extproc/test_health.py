@@ -11,11 +11,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from console.gateway.server import PickerServer
 from console.inventory.services import topology_import
+from console.placement.doors.extproc.server import PickerServer
 from console.placement.engine.runtime import runtime
 from optimizer.topology_files import parse_topology
-from tests.console.gateway.conftest import fleet_with_addresses
+from tests.console.placement.doors.extproc.conftest import fleet_with_addresses
 
 pytestmark = pytest.mark.django_db
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -55,7 +55,7 @@ def test_readiness_follows_the_engine_snapshot(engine_settings: Any) -> None:
 
 
 def test_a_picker_without_a_snapshot_answers_503_not_silence(engine_settings: Any) -> None:
-    from tests.console.gateway.envoy_client import (
+    from tests.console.placement.doors.extproc.envoy_client import (
         EnvoyStream,
         immediate,
         request_body,

@@ -1,6 +1,7 @@
-"""The decision endpoints' work, shared by the DRF views and the ASGI fast path: parse the
-body, ask the engine, build the answer. Returns (HTTP status, JSON payload); invalid input
-raises DRF's ValidationError, which both callers render in the API's one error shape."""
+"""The decision endpoints' work, shared by the REST views and the ASGI fast path: parse the
+body, ask the runtime, build the answer. Returns (HTTP status, JSON payload); invalid input
+raises DRF's ValidationError, which both callers render in the API's one error shape. The
+scheduler extender builds its input with `decision_input` too."""
 
 from __future__ import annotations
 
@@ -8,10 +9,9 @@ from typing import Any
 
 from rest_framework.exceptions import ValidationError
 
-from console.placement.api.bodies import PlacementBatchBody, PlacementRequestBody, parse
-from console.placement.engine.core import Decision
+from console.placement.doors.bodies import PlacementBatchBody, PlacementRequestBody, parse
 from console.placement.engine.inputs import DecisionInput, UnknownName
-from console.placement.engine.runtime import runtime
+from console.placement.engine.runtime import Decision, runtime
 from console.placement.metrics import NO_CANDIDATE
 
 NO_NODE_MESSAGE = "No node may serve this request."

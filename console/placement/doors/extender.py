@@ -34,8 +34,8 @@ from console.access.authentication import ApiKeyAuthentication
 from console.access.roles import roles_of
 from console.api import jsonbody
 from console.api.errors import error_body
-from console.placement.api.bodies import PlacementRequestBody
-from console.placement.api.handlers import decision_input
+from console.placement.doors.bodies import PlacementRequestBody
+from console.placement.doors.handlers import decision_input
 from console.placement.engine.inputs import DecisionInput, UnknownName
 from console.placement.engine.runtime import runtime
 

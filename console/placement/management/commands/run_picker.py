@@ -10,9 +10,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from console.gateway.processes import PickerProcesses
-from console.gateway.server import PickerServer
-from console.inventory.models import Source
+from console.inventory.selectors import source_exists
+from console.placement.doors.extproc.processes import PickerProcesses
+from console.placement.doors.extproc.server import PickerServer
 from console.placement.engine.runtime import runtime
 
 MULTIPROC = "PROMETHEUS_MULTIPROC_DIR"
@@ -69,7 +69,7 @@ class Command(BaseCommand):
         taken = [v for v in ports.values() if v != 0]
         if len(taken) != len(set(taken)):
             raise CommandError(f"two of {', '.join(ports)} are the same port")
-        if source is not None and not Source.objects.filter(name=source).exists():
+        if source is not None and not source_exists(source):
             raise CommandError(f"--source {source!r}: no such request source in the inventory")
         try:
             server = PickerServer(

@@ -26,13 +26,12 @@ from typing import Any
 from django.conf import settings
 from envoy.service.ext_proc.v3 import external_processor_pb2 as ep
 
-from console.gateway import envoy
-from console.gateway.endpoints import endpoint_map, within_subset
-from console.gateway.metrics import PICKER_SECONDS
-from console.gateway.openai import PATHS, BadBody, parse_openai
+from console.placement.doors.endpoints import endpoint_map, within_subset
+from console.placement.doors.extproc import envoy
+from console.placement.doors.extproc.metrics import PICKER_SECONDS
+from console.placement.doors.openai import PATHS, BadBody, parse_openai
 from console.placement.engine.inputs import DecisionInput, UnknownName
 from console.placement.engine.runtime import Runtime, runtime
-from console.placement.engine.snapshot import Snapshot
 
 logger = logging.getLogger(__name__)
 
@@ -211,7 +210,7 @@ class PickerStream:
             among=among,
         )
         try:
-            _shed_if_saturated(rt, snap, body)
+            _shed_if_saturated(rt, body)
             decision = rt.decide(body)
         except UnknownName as exc:
             field = _FIELD_HEADERS.get(exc.field, exc.field)
@@ -285,7 +284,7 @@ def _status(headers: dict[str, str]) -> int:
         return 0
 
 
-def _shed_if_saturated(rt: Runtime, snap: Snapshot, body: DecisionInput) -> None:
+def _shed_if_saturated(rt: Runtime, body: DecisionInput) -> None:
     """429 when every endpoint that may serve the request (hard constraints applied) is
     saturated: its queue, as the engine sees it, at least LOCUS_PICKER_SHED_QUEUE_DEPTH (0:
     never shed). The reference picker's saturation detector judges a pool by queue depth

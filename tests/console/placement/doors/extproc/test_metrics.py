@@ -11,8 +11,8 @@ from typing import Any
 import grpc
 import pytest
 
-from console.gateway.server import PickerServer
-from tests.console.gateway.envoy_client import (
+from console.placement.doors.extproc.server import PickerServer
+from tests.console.placement.doors.extproc.envoy_client import (
     EnvoyStream,
     endpoints_of,
     request_body,

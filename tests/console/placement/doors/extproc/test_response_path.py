@@ -17,7 +17,7 @@ from console.placement.engine.snapshot import PolicyRef
 from console.placement.engine.writer import utcnow
 from console.placement.models import DecisionRecord
 from telemetry import slo_windows
-from tests.console.gateway.envoy_client import (
+from tests.console.placement.doors.extproc.envoy_client import (
     EnvoyStream,
     echoed,
     endpoints_of,

@@ -105,7 +105,9 @@ def serve_one(port: int, health_port: int, source: str | None, host: str, ready:
     import django
 
     django.setup()
-    from console.gateway.server import PickerServer
+    # Imported only now: a spawned process starts bare, and these load models, which need
+    # Django set up first.
+    from console.placement.doors.extproc.server import PickerServer
     from console.placement.engine.runtime import runtime
 
     server = PickerServer(port=port, health_port=health_port, source=source, host=host).start()

@@ -19,7 +19,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tests.conftest import REPO, TOPOLOGIES
-from tests.console.gateway.envoy_client import (
+from tests.console.placement.doors.extproc.envoy_client import (
     EnvoyStream,
     endpoints_of,
     request_body,

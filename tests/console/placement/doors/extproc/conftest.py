@@ -10,12 +10,10 @@ import grpc
 import pytest
 import yaml
 
-from console.gateway.server import PickerServer
+from console.placement.doors.extproc.server import PickerServer
 from console.placement.engine.runtime import Runtime, runtime
-from tests.console.gateway.envoy_client import EnvoyStream
-from tests.console.placement.conftest import MIXED_FLEET, engine_settings, set_loads
-
-__all__ = ["engine_settings", "set_loads"]
+from tests.console.placement.conftest import MIXED_FLEET
+from tests.console.placement.doors.extproc.envoy_client import EnvoyStream
 
 
 def address_of(index: int) -> str:

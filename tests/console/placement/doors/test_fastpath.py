@@ -13,8 +13,8 @@ from asgiref.sync import async_to_sync
 from console.access.keyring import digest_of, keyring
 from console.access.services import api_key_create
 from console.api.errors import INTERNAL_ERROR_MESSAGE
-from console.placement.api.handlers import decide_batch
-from console.placement.fastpath import ROUTES, DecisionFastPath
+from console.placement.doors.fastpath import ROUTES, DecisionFastPath
+from console.placement.doors.handlers import decide_batch
 from tests.console.placement.conftest import SMALL_REQUEST
 
 pytestmark = pytest.mark.django_db
@@ -174,7 +174,7 @@ def test_long_batches_leave_the_loop(example_engine: Any, monkeypatch: pytest.Mo
         return decide_batch(data, caller)
 
     monkeypatch.setitem(ROUTES, "/api/v1/placements:batch", recording)
-    monkeypatch.setattr("console.placement.fastpath.INLINE_BATCH_MAX", 2)
+    monkeypatch.setattr("console.placement.doors.fastpath.INLINE_BATCH_MAX", 2)
     app = DecisionFastPath(Fallback())
     key = _warm_key()
     answers = [

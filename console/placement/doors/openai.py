@@ -113,7 +113,7 @@ def parse_openai(path: str, raw: bytes, *, model_rewrite: str | None) -> OpenAIR
         model=model,
         prompt_tokens=min(tokens, MAX_TOKENS),
         max_output_tokens=budget or DEFAULT_MAX_TOKENS[path],
-        prefix_hashes=hashes[:4096],  # the REST API's bound (placement/api/bodies.py)
+        prefix_hashes=hashes[:4096],  # the REST API's bound (placement/doors/bodies.py)
         body=raw,
         rewritten=rewritten,
     )
