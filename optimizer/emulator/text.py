@@ -121,13 +121,10 @@ _PIECES = tuple(
 def block_text(seed: int | str) -> str:
     """The `BLOCK_CHARS` characters of filler that one block id stands for."""
     rng = random.Random(seed)  # seeded by an int or str: the same text on every run
-    pieces: list[str] = []
-    size = 0
-    while size < BLOCK_CHARS:
-        word = " " + rng.choice(_WORDS)
-        pieces.append(word)
-        size += len(word)
-    return "".join(pieces)[:BLOCK_CHARS]
+    text = ""
+    while len(text) < BLOCK_CHARS:
+        text += " " + " ".join(rng.choices(_WORDS, k=512))
+    return text[:BLOCK_CHARS]
 
 
 def trace_prompt(hash_ids: Sequence[int], input_length: int) -> str:
