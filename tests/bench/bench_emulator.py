@@ -1,14 +1,21 @@
 """The emulator's own timing error: TTFT and end-to-end latency as a client measures them,
-against the node model's, at low and moderate load.
+against the node model's, at low and moderate load; and its agreement with the simulator.
 
     .venv/bin/python tests/bench/bench_emulator.py [--seconds 20] [--loads 0.1,0.6]
+        [--replays 3]
 
 Starts `python -m optimizer serve-fleet --requests-out FILE` (a subprocess, one node 10 ms of
 RTT away from the source), drives it open loop (Poisson arrivals, streamed completions of
 512-4096 prompt tokens and 32 output tokens, at each load as a share of the node's prefill
 capacity) with aiohttp from this process, then pairs each request with the model's record of
 it (by its first block id) and prints the client's minus the model's times. The client shares
-the machine's two cores with the server, as a router or load generator would.
+the machine's two cores with the server, as a router or load generator would; how late a
+plain `asyncio.sleep` wakes on this machine in the same minute is printed beside, as the floor.
+
+Then `--replays` times the replay of tests/optimizer/emulator/replay.py (60 Mooncake requests
+at 6x, client and server on one loop) against the simulator: per-request relative TTFT error
+of the client's measure against the simulator on the trace's arrival times, and of the
+emulator's model against the simulator on the arrival times the emulator really saw.
 """
 
 from __future__ import annotations
@@ -88,10 +95,36 @@ async def _drive(url: str, rate: float, seconds: float, seed: int) -> list[tuple
     return out
 
 
+async def _sleep_lateness(n: int = 300) -> list[float]:
+    loop = asyncio.get_running_loop()
+    late = []
+    for _ in range(n):
+        target = loop.time() + 0.0053
+        await asyncio.sleep(0.0053)
+        late.append((loop.time() - target) * 1000)
+    return late
+
+
+def _replays(count: int) -> None:
+    from tests.optimizer.emulator.replay import replay
+
+    for _ in range(count):
+        pairs = replay(requests=60, load=6.0, max_output=32)
+        client = [abs(p.client - p.simulator) / p.simulator for p in pairs]
+        model = [abs(p.emulator - p.resimulated) / p.resimulated for p in pairs]
+        absolute = [abs(p.client - p.simulator) * 1000 for p in pairs]
+        print(
+            f"replay: client vs simulator relative TTFT error median "
+            f"{statistics.median(client):.3f} p90 {sorted(client)[54]:.3f} (absolute ms "
+            f"median {statistics.median(absolute):.1f}); model vs simulator max {max(model):.1e}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--loads", default="0.1,0.6", help="shares of the prefill capacity")
+    parser.add_argument("--replays", type=int, default=3, help="emulator-vs-simulator replays")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         topology = Path(tmp) / "t.yaml"
@@ -118,14 +151,17 @@ def main() -> None:
                 assert all(t.done is not None for _, t in timed)
                 e2e = [((t.token_times[-1] - t.sent) * 1000 - model[k]["e2e_ms"]) for k, t in timed]
                 model_ttft = statistics.median(model[k]["ttft_ms"] for k, _ in timed)
+                floor = asyncio.run(_sleep_lateness())
                 print(
                     f"load {load:.2f} ({rate:.2f} req/s, {len(timed)} requests, model TTFT "
                     f"median {model_ttft:.1f} ms)\n  TTFT error ms: {_quantiles(ttft)}\n"
-                    f"  E2E error ms:  {_quantiles(e2e)}"
+                    f"  E2E error ms:  {_quantiles(e2e)}\n"
+                    f"  asyncio.sleep lateness ms (floor): {_quantiles(floor)}"
                 )
         finally:
             server.send_signal(2)
             print(f"serve-fleet exited with {server.wait(timeout=10)}")
+    _replays(args.replays)
 
 
 if __name__ == "__main__":

@@ -131,6 +131,8 @@ def test_a_model_the_node_does_not_serve_is_404(emulator: FleetThread) -> None:
     message = _error(_post(emulator, "/v1/completions", {"model": "gpt-4", "prompt": "hi"}), 404)
     assert "gpt-4" in message and "m1" in message
     assert _error(_post(emulator, "/v1/embeddings", {"model": "m1"}), 404)
+    wrong_method = requests.get(emulator.urls["core-l"] + "/v1/completions", timeout=5)
+    assert _error(wrong_method, 405)
 
 
 @pytest.mark.parametrize(
