@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import time
 from collections.abc import Callable
 
@@ -9,7 +11,9 @@ import pytest
 import requests
 
 from optimizer.emulator import EmulatedFleet, FleetThread
-from tests.optimizer.fleets import tiny_topology
+from tests.optimizer.emulator.client import Timed
+from tests.optimizer.emulator.timing import Served, run
+from tests.optimizer.fleets import TINY, tiny_topology
 
 EDGE = 0  # edge-s in TINY: batch limit 2, 2k prefill tokens/s, 20 ms + 2 ms a step
 
@@ -62,3 +66,23 @@ def test_a_client_that_gives_up_waiting_for_a_whole_answer_frees_its_sequence() 
         with pytest.raises(requests.Timeout):
             requests.post(url, json=body, timeout=0.3)
         _until(served, lambda s: s == (0, 0, 0))
+
+
+def test_many_concurrent_streams_are_all_served_in_full() -> None:
+    async def scenario(served: Served) -> None:
+        async def one(i: int) -> Timed:
+            prompt = list(range(1000 * i, 1000 * i + 16))
+            return await served.stream("core-l", {"model": "m1", "prompt": prompt, "max_tokens": 8})
+
+        timed = await asyncio.gather(*(one(i) for i in range(300)))
+        assert {t.status for t in timed} == {200}
+        assert all(len(t.token_times) == 8 and t.done is not None for t in timed)
+        assert len(served.ended) == 300
+        assert served.server.fleet is not None
+        node = served.server.fleet.nodes[1]
+        assert (node.running, node.reserved, len(node.waiting)) == (0, 0, 0)
+
+    # core-l with room for all of them in one batch.
+    profiles = copy.deepcopy(TINY["profiles"])
+    profiles[0]["max_batch"] = 512
+    run(tiny_topology(profiles=profiles), scenario)
