@@ -153,6 +153,13 @@ class FleetServer:
         runners, self._runners = self._runners, []
         await asyncio.gather(*(runner.cleanup() for runner in runners))
 
+    async def stop_node(self, name: str) -> None:
+        """Take one node off the network, as a dead server: its listener closes, new
+        connections are refused, and its open answers are cut within `SHUTDOWN_TIMEOUT_S`
+        (their sequences freed). The other nodes serve on."""
+        index = next(i for i, n in enumerate(self.topology.nodes) if n.name == name)
+        await self._runners[index].cleanup()
+
 
 class FleetThread:
     """A `FleetServer` on its own event loop in a daemon thread (same arguments)."""
@@ -185,6 +192,10 @@ class FleetThread:
             return fn(self.server.fleet)
 
         return asyncio.run_coroutine_threadsafe(run(), self._loop).result()
+
+    def stop_node(self, name: str) -> None:
+        """`FleetServer.stop_node`, from another thread."""
+        asyncio.run_coroutine_threadsafe(self.server.stop_node(name), self._loop).result()
 
     def stop(self) -> None:
         if self._thread.is_alive():

@@ -86,3 +86,20 @@ def test_many_concurrent_streams_are_all_served_in_full() -> None:
     profiles = copy.deepcopy(TINY["profiles"])
     profiles[0]["max_batch"] = 512
     run(tiny_topology(profiles=profiles), scenario)
+
+
+def test_a_node_taken_off_the_network_refuses_and_cuts_while_the_others_serve() -> None:
+    with FleetThread(tiny_topology(), port_base=0) as served:
+        stream = _open(served, 0)
+        lines = stream.iter_lines()
+        assert next(lines).startswith(b"data: ")
+        served.stop_node("edge-s")
+        with pytest.raises(requests.RequestException):
+            for _ in lines:
+                pass
+        _until(served, lambda s: s == (0, 0, 0))
+        with pytest.raises(requests.ConnectionError):
+            _open(served, 1000)
+        body = {"model": "m1", "prompt": "hi", "max_tokens": 1}
+        url = served.urls["core-l"] + "/v1/completions"
+        assert requests.post(url, json=body, timeout=5).status_code == 200
