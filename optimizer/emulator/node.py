@@ -95,8 +95,10 @@ class EmulatedNode(SimNode):
 
     def cancel(self, rid: int, now: float) -> None:
         """Request `rid` (queued, prefilling or decoding here) is abandoned at `now`: its batch
-        slot and KV are free at once, and a decode run in progress ends with the round in
-        progress, where the batch it runs changes (and where a prefill may start)."""
+        slot and KV are free at once. The node then goes on as if the request had never
+        come: a decode run in progress ends with the round in progress where its batch
+        changes, or where the queue's new head may start its prefill (as `SimNode.arrive`
+        cuts a run for an admissible head)."""
         t = self._table
         if rid == self.current:
             self.busy_s += now - self.phase_start
@@ -105,8 +107,11 @@ class EmulatedNode(SimNode):
             self.version += 1
             self.schedule(now)
         elif rid in self.waiting:
+            head = self.waiting[0] == rid
             self.waiting.remove(rid)
             self.queued_tokens -= t.prompt[rid]
+            if head and self.waiting and self._admissible(self.waiting[0]):
+                self._cut(now)
         else:
             kept = [entry for entry in self.decoding if entry[1] != rid]
             if len(kept) == len(self.decoding):
@@ -115,14 +120,18 @@ class EmulatedNode(SimNode):
             self.decoding = kept
             self.batch[t.model[rid]] -= 1
             self._free(rid)
-            if self.phase == DECODE:
-                # As `SimNode.arrive` cuts a run: rounds begun by now complete.
-                done = max(0, ceil((now - self.phase_start) / self.round_s - 1e-9))
-                if done < self.planned:
-                    self.planned = done
-                    self.version += 1
-                    self._wake(self.phase_start + done * self.round_s, self.index, self.version)
+            self._cut(now)
         self.sync()
+
+    def _cut(self, now: float) -> None:
+        """End a decode run in progress with its round in progress."""
+        if self.phase != DECODE:
+            return
+        done = max(0, ceil((now - self.phase_start) / self.round_s - 1e-9))
+        if done < self.planned:
+            self.planned = done
+            self.version += 1
+            self._wake(self.phase_start + done * self.round_s, self.index, self.version)
 
     def _free(self, rid: int) -> None:
         t = self._table

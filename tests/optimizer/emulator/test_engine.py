@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from optimizer.emulator import EmulatedFleet
 from optimizer.emulator.engine import Sequence
@@ -14,9 +15,9 @@ from tests.optimizer.fleets import tiny_topology
 CORE = 1  # core-l in TINY: 10 ms of RTT from `app`, 10k prefill tokens/s
 
 
-def _run(scenario: Callable[[EmulatedFleet], Awaitable[None]]) -> None:
+def _run(scenario: Callable[[EmulatedFleet], Awaitable[None]], **changes: Any) -> None:
     async def main() -> None:
-        await scenario(EmulatedFleet(tiny_topology()))
+        await scenario(EmulatedFleet(tiny_topology(**changes)))
 
     asyncio.run(main())
 
@@ -104,3 +105,25 @@ def test_a_decoding_request_cancelled_leaves_the_batch_and_its_kv() -> None:
         assert 30 < generated < 30 + 29  # the short's 30 and the tokens the long one had
 
     _run(scenario)
+
+
+def test_a_blocked_head_cancelled_lets_the_next_in_at_the_next_step() -> None:
+    async def scenario(fleet: EmulatedFleet) -> None:
+        node = fleet.nodes[CORE]
+        long = _submit(fleet, 512, 300_000)
+        await anext(fleet.tokens(long))
+        # Half a GiB of KV (536870 tokens): the head cannot join the long one, the small
+        # request behind it could.
+        head = _submit(fleet, 1024, 300_000, first_id=100)
+        small = _submit(fleet, 100, 2, first_id=200)
+        await asyncio.sleep(0.05)
+        assert list(node.waiting) == [head.rid, small.rid] and node.phase == DECODE
+        fleet.cancel(head)
+        # The decode run ends with its round (11 ms), the small one prefills (10 ms).
+        await asyncio.wait_for(fleet.finished(small), 1.0)
+        assert small.ttft_s < 0.05 + 0.010 + 0.011 + 0.010 + 0.02
+        fleet.cancel(long)
+        _assert_empty(fleet)
+
+    small_kv = [{"name": "small", "memory_gib": 24}, {"name": "big", "memory_gib": 16.5}]
+    _run(scenario, accelerators=small_kv)
