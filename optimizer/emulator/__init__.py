@@ -7,6 +7,7 @@ distance from the request's source. It is to Locus what llm-d's inference simula
 llm-d: something real routers, load generators and the console's scraper can be pointed at.
 
 - `engine`: the node model against the wall clock (`EmulatedFleet`);
+- `sequence`: one request, and its tokens handed on when the client would see them;
 - `node`: the simulator's node and request table, opened to live requests (`cancel`);
 - `endpoint`, `server`: the HTTP endpoints (`FleetServer`, `FleetThread`);
 - `openai`: request parsing and answer shapes; `metrics`: vLLM's `/metrics`;

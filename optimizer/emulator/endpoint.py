@@ -15,9 +15,10 @@ from collections.abc import Awaitable, Callable
 import orjson
 from aiohttp import web
 
-from optimizer.emulator.engine import EmulatedFleet, Sequence
+from optimizer.emulator.engine import EmulatedFleet
 from optimizer.emulator.metrics import CONTENT_TYPE, render_vllm
 from optimizer.emulator.openai import MAX_BODY_BYTES, Answer, ApiError, Ask, parse_request
+from optimizer.emulator.sequence import Sequence
 from optimizer.emulator.text import output_text
 
 SOURCE_HEADER = "x-locus-source"

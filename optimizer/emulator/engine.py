@@ -22,7 +22,6 @@ import asyncio
 import heapq
 import itertools
 import math
-from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -30,6 +29,7 @@ import numpy as np
 
 from optimizer.emulator.metrics import EngineCounters, EngineState
 from optimizer.emulator.node import DECODE, EmulatedNode, LiveTable
+from optimizer.emulator.sequence import Sequence
 from optimizer.estimates import PROMPT_BYTES_PER_TOKEN
 from optimizer.kernel.fleet import DYNAMIC_COLUMNS, Fleet
 from optimizer.kernel.prefix import PrefixIndex
@@ -37,57 +37,6 @@ from optimizer.sim.requests import SERVED
 from optimizer.topology import Topology
 
 _AT_NODE, _WAKE, _TICK = 0, 1, 2
-
-
-class Sequence:
-    """One request on an emulated node, as its HTTP handler follows it."""
-
-    __slots__ = (
-        "rid",
-        "node",
-        "model",
-        "source",
-        "site",
-        "hashes",
-        "arrival",
-        "prompt_tokens",
-        "output",
-        "stream",
-        "half_rtt",
-        "at_node",
-        "cached_tokens",
-        "produced",
-        "ended",
-        "ttft_s",
-        "e2e_s",
-        "_updates",
-        "_waiter",
-    )
-
-    def __init__(
-        self, rid: int, node: int, model: int, prompt: int, output: int, stream: bool, half: float
-    ) -> None:
-        self.rid, self.node, self.model = rid, node, model
-        self.source: str | None = None  # the source's name (None: a bare site)
-        self.site = ""  # the site it came from
-        self.hashes: tuple[int, ...] = ()
-        self.arrival = 0.0  # model time the server received it
-        self.prompt_tokens, self.output, self.stream, self.half_rtt = prompt, output, stream, half
-        self.at_node: float | None = None  # model time it reached the node
-        self.cached_tokens = 0
-        self.produced = 0  # tokens out of the node so far
-        self.ended = False  # finished or cancelled
-        self.ttft_s = 0.0  # the model's TTFT and end-to-end latency, network included
-        self.e2e_s = 0.0
-        self._updates: deque[tuple[int, float]] = deque()  # (tokens out, model time)
-        self._waiter: asyncio.Future[None] | None = None
-
-    def _push(self, produced: int, at: float) -> None:
-        self.produced = produced
-        self._updates.append((produced, at))
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
 
 
 class EmulatedFleet:
@@ -186,7 +135,7 @@ class EmulatedFleet:
             if seq.stream:
                 produced = self._produced(seq, at)
                 if produced > seq.produced:
-                    seq._push(produced, at)
+                    seq.push(produced, at)
         if node.phase == DECODE:
             j = math.floor((at - node.phase_start) / node.round_s + 1e-9) + 1
             armed = (node.version, j)
@@ -211,7 +160,7 @@ class EmulatedFleet:
         c.cached_tokens += seq.cached_tokens
         assert seq.at_node is not None
         c.ttft.observe(at - seq.at_node)  # vLLM's TTFT: from arrival at the server
-        seq._push(1, at)
+        seq.push(1, at)
 
     def _finished(self, seq: Sequence, at: float) -> None:
         seq.e2e_s = self.table.e2e[seq.rid]
@@ -220,7 +169,7 @@ class EmulatedFleet:
         c.finished += 1
         assert seq.at_node is not None
         c.e2e.observe(at - seq.at_node)
-        seq._push(seq.output, at)
+        seq.push(seq.output, at)
         self._end(seq, ok=True)
 
     def _end(self, seq: Sequence, *, ok: bool) -> None:
@@ -309,25 +258,9 @@ class EmulatedFleet:
         self._after(node, now)
         self._arm()
 
-    async def tokens(self, seq: Sequence) -> AsyncIterator[int]:
-        """The count of tokens the client has, each time it grows, at the time the client
-        would see it (RTT/2 after the token left the node); tokens due together come as one."""
-        sent = 0
-        loop = self._loop
-        while sent < seq.output:
-            while not seq._updates:
-                seq._waiter = loop.create_future()
-                await seq._waiter
-            produced, at = seq._updates.popleft()
-            delay = self._t0 + at + seq.half_rtt - loop.time()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            due = loop.time() - self._t0 - seq.half_rtt
-            while seq._updates and seq._updates[0][1] <= due:
-                produced = seq._updates.popleft()[0]
-            if produced > sent:
-                sent = produced
-                yield sent
+    def tokens(self, seq: Sequence) -> AsyncIterator[int]:
+        """The count of tokens `seq`'s client has, each time it grows, when it would see it."""
+        return seq.tokens(self._t0)
 
     async def finished(self, seq: Sequence) -> None:
         """Wait until the whole answer would reach the client."""

@@ -23,8 +23,9 @@ from typing import Any, TextIO, TypeVar
 from aiohttp import web
 
 from optimizer.emulator.endpoint import NodeEndpoint
-from optimizer.emulator.engine import EmulatedFleet, Sequence
+from optimizer.emulator.engine import EmulatedFleet
 from optimizer.emulator.openai import MAX_BODY_BYTES
+from optimizer.emulator.sequence import Sequence
 from optimizer.observations import observation_line, observation_record
 from optimizer.topology import Topology
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from optimizer.decision import placement_request
 from optimizer.emulator import trace_prompt
-from optimizer.emulator.engine import Sequence
+from optimizer.emulator.sequence import Sequence
 from optimizer.policies import get_policy
 from optimizer.prompts import prompt_blocks
 from optimizer.sim import simulate

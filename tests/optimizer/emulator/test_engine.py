@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from optimizer.emulator import EmulatedFleet
-from optimizer.emulator.engine import Sequence
 from optimizer.emulator.node import DECODE, PREFILL
+from optimizer.emulator.sequence import Sequence
 from tests.optimizer.fleets import tiny_topology
 
 CORE = 1  # core-l in TINY: 10 ms of RTT from `app`, 10k prefill tokens/s

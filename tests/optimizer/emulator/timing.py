@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import aiohttp
 
 from optimizer.emulator import FleetServer
-from optimizer.emulator.engine import Sequence
+from optimizer.emulator.sequence import Sequence
 from optimizer.topology import Topology
 from tests.optimizer.emulator.client import Timed, stream
 
