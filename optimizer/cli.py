@@ -20,6 +20,7 @@ from optimizer.commands.replay import (
     cmd_policies,
     cmd_simulate,
 )
+from optimizer.commands.serve import add_parser as add_serve_fleet
 from optimizer.commands.training import cmd_train
 from optimizer.errors import InputFileError
 from optimizer.policies import DECISION_COST_WEIGHT, POLICY_NAMES, decision_cost_weight
@@ -234,6 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
     pol = commands.add_parser("policies", help="list the built-in policies and the generalist")
     pol.add_argument("--seed", type=argtypes.natural, default=0, help="accepted for uniformity")
     pol.set_defaults(func=cmd_policies)
+
+    add_serve_fleet(commands)
 
     bench = commands.add_parser("bench", help="print sim_speedup per policy and trace")
     _common(bench, trace=False)

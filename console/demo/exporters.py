@@ -1,10 +1,10 @@
 """Exporter endpoints of the simulated fleet, in the formats of real exporters.
 
-`/nodes/<name>/vllm` serves what vLLM's `/metrics` serves (v1 names: `vllm:num_requests_*`,
-`vllm:kv_cache_usage_perc`, prefix-cache counters in tokens, the TTFT histogram with vLLM's
-buckets) and `/nodes/<name>/dcgm` what dcgm-exporter serves (one series per GPU, memory in
-MiB). Values are read from the simulator's node state at scrape time; the text is rendered by
-prometheus_client, as the real exporters render theirs.
+`/nodes/<name>/vllm` serves what vLLM's `/metrics` serves (rendered by
+`optimizer.emulator.metrics`, as the emulated nodes' is) and `/nodes/<name>/dcgm` what
+dcgm-exporter serves (one series per GPU, memory in MiB). Values are read from the
+simulator's node state at scrape time; the text is rendered by prometheus_client, as the real
+exporters render theirs.
 """
 
 from __future__ import annotations
@@ -15,15 +15,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    HistogramMetricFamily,
-    Metric,
-)
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from console.demo.fleet import TTFT_BUCKETS, DemoFleet, NodeCounters
+from console.demo.fleet import DemoFleet
+from optimizer.emulator.metrics import EngineState, vllm_families
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
@@ -36,62 +32,14 @@ class VllmCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         state = self.fleet.node_state(self.node)
-        counters: NodeCounters = state["counters"]
-        labels = ["model_name"]
-        model = [state["model"]]
-        for name, doc, value in (
-            (
-                "vllm:num_requests_running",
-                "Number of requests in model execution batches.",
-                state["running"],
-            ),
-            (
-                "vllm:num_requests_waiting",
-                "Number of requests waiting to be processed.",
-                state["waiting"],
-            ),
-            (
-                "vllm:kv_cache_usage_perc",
-                "KV-cache usage. 1 means 100 percent usage.",
-                state["kv_usage"],
-            ),
-        ):
-            gauge = GaugeMetricFamily(name, doc, labels=labels)
-            gauge.add_metric(model, value)
-            yield gauge
-        for name, doc, value in (
-            (
-                "vllm:prefix_cache_queries",
-                "Prefix cache queries, in tokens.",
-                counters.prompt_tokens,
-            ),
-            ("vllm:prefix_cache_hits", "Prefix cache hits, in tokens.", counters.cached_tokens),
-            (
-                "vllm:generation_tokens",
-                "Number of generation tokens processed.",
-                counters.generated_tokens,
-            ),
-            (
-                "vllm:request_success",
-                "Count of successfully processed requests.",
-                counters.finished,
-            ),
-        ):
-            counter = CounterMetricFamily(name, doc, labels=labels)
-            counter.add_metric(model, value)
-            yield counter
-        histogram = HistogramMetricFamily(
-            "vllm:time_to_first_token_seconds",
-            "Histogram of time to first token in seconds.",
-            labels=labels,
+        engine = EngineState(
+            model=state["model"],
+            running=state["running"],
+            waiting=state["waiting"],
+            kv_usage=state["kv_usage"],
+            counters=state["counters"],
         )
-        cumulative, buckets = 0, []
-        for bound, count in zip(TTFT_BUCKETS, counters.ttft_buckets, strict=True):
-            cumulative += count
-            buckets.append((repr(bound), cumulative))
-        buckets.append(("+Inf", counters.ttft_count))
-        histogram.add_metric(model, buckets, counters.ttft_sum)
-        yield histogram
+        return vllm_families([engine])
 
 
 class DcgmCollector(Collector):

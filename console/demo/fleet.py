@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import logging
 import time
-from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import requests
 from tenacity import retry, stop_after_delay, wait_exponential
 
 from optimizer.decision import PlacementRequest
+from optimizer.emulator.metrics import EngineCounters
 from optimizer.policies import get_policy
 from optimizer.sim import Simulator
 from optimizer.sim.requests import FAILED, SERVED
@@ -27,46 +27,6 @@ from optimizer.topology import GIB, Topology
 from optimizer.traces import TraceRequest, draw_requests
 
 logger = logging.getLogger(__name__)
-
-# vLLM's TTFT histogram buckets (vllm/engine/metrics.py).
-TTFT_BUCKETS = (
-    0.001,
-    0.005,
-    0.01,
-    0.02,
-    0.04,
-    0.06,
-    0.08,
-    0.1,
-    0.25,
-    0.5,
-    0.75,
-    1.0,
-    2.5,
-    5.0,
-    7.5,
-    10.0,
-    20.0,
-    40.0,
-    80.0,
-    160.0,
-    640.0,
-    2560.0,
-)
-
-
-@dataclass
-class NodeCounters:
-    """Cumulative exporter counters of one node."""
-
-    prompt_tokens: int = 0
-    cached_tokens: int = 0
-    generated_tokens: int = 0
-    finished: int = 0
-    ttft_sum: float = 0.0
-    ttft_count: int = 0
-    ttft_buckets: list[int] = field(default_factory=lambda: [0] * len(TTFT_BUCKETS))
-
 
 @dataclass
 class FleetStats:
@@ -123,7 +83,7 @@ class DemoFleet:
         self.speed = speed
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Bearer {key}"
-        self.counters = {n.name: NodeCounters() for n in topology.nodes}
+        self.counters = {n.name: EngineCounters() for n in topology.nodes}
         self.decision_ids: dict[int, str] = {}
         self.stats = FleetStats()
         self._resolved_seen = 0
@@ -232,14 +192,8 @@ class DemoFleet:
         c.cached_tokens += table.cached[rid]
         c.generated_tokens += table.output[rid]
         c.finished += 1
-        ttft = table.ttft[rid]
-        c.ttft_sum += ttft
-        c.ttft_count += 1
-        # Prometheus buckets hold values <= their bound: the first bound >= ttft; beyond the
-        # last bound the value is counted in +Inf only (ttft_count).
-        bucket = bisect_left(TTFT_BUCKETS, ttft)
-        if bucket < len(TTFT_BUCKETS):
-            c.ttft_buckets[bucket] += 1
+        c.ttft.observe(table.ttft[rid])
+        c.e2e.observe(table.e2e[rid])
 
     @retry(wait=wait_exponential(multiplier=0.2, max=2), stop=stop_after_delay(5), reraise=True)
     def _post(self, path: str, body: dict[str, Any]) -> requests.Response:
