@@ -28,6 +28,7 @@ from optimizer.traces import TraceRequest, draw_requests
 
 logger = logging.getLogger(__name__)
 
+
 @dataclass
 class FleetStats:
     decisions: int = 0
