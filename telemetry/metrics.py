@@ -32,6 +32,13 @@ SAMPLES_REFUSED = Counter(
     "other values: the database refused their series, or they fail today's checks (a NUL "
     "character) in a batch accepted before those checks.",
 )
+SLO_REQUESTS = Counter(
+    "locus_slo_requests_total",
+    "Reported outcomes of each SLO's requests: good (served ok within every target), missed "
+    "(served ok, a target missed) or failed; what the burn-rate rules of "
+    "docs/prometheus/alerts.yaml and telemetry/slo_rules.py count.",
+    ["slo", "result"],
+)
 
 
 class FreshnessCollector(Collector):
@@ -113,3 +120,33 @@ class InboxCollector(Collector):
             "Seconds the oldest unprocessed telemetry batch has waited (0 when none waits).",
             value=0.0 if oldest is None else max(0.0, (timezone.now() - oldest).total_seconds()),
         )
+
+
+class SloObjectiveCollector(Collector):
+    """Each SLO's objective per SLI (telemetry/slo_rules.py), for the burn-rate alert rules:
+    0.95 of requests within targets (p95 targets), and 1 - max_error_rate of requests served
+    ok for SLOs that set one. One query per scrape."""
+
+    def describe(self) -> list[GaugeMetricFamily]:
+        return []
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from console.inventory.models import Slo
+        from telemetry.slo_rules import SloTargets
+
+        try:
+            slos = list(
+                Slo.objects.values_list("name", "ttft_p95_ms", "e2e_p95_ms", "max_error_rate")
+            )
+        except Exception as exc:
+            logger.debug("SLOs unavailable for /metrics: %s", exc)
+            return
+        gauge = GaugeMetricFamily(
+            "locus_slo_objective",
+            "Share of an SLO's requests that must be good, per SLI (within_targets, error_rate).",
+            labels=["slo", "sli"],
+        )
+        for name, ttft, e2e, max_error_rate in sorted(slos):
+            for sli in SloTargets(ttft, e2e, max_error_rate).slis():
+                gauge.add_metric([name, sli.name], sli.objective)
+        yield gauge
