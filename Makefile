@@ -54,6 +54,10 @@ migrate: $(STAMP) .env frontend
 
 # The living demo on the embedded defaults: web, worker, beat and a simulated fleet whose
 # traffic goes through the real decision API (see README). Ctrl-C stops everything.
+# SLO burn-rate windows of a 1-day budget (page: 2 min and 10 s), so a short demo shows
+# them (docs/operations.md, "SLA breaches"); set either variable to override.
+run: export LOCUS_SLO_PERIOD_DAYS ?= 1
+run: export LOCUS_SLO_EVAL_INTERVAL_SECONDS ?= 5
 run: setup
 	$(PY) manage.py demo_prepare
 	$(VENV)/bin/honcho -f Procfile start

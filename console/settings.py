@@ -252,14 +252,12 @@ LOCUS_TELEMETRY_MAX_FUTURE_SECONDS: float = env.float(
 LOCUS_TELEMETRY_INBOX_REDELIVER_SECONDS: float = env.float(
     "LOCUS_TELEMETRY_INBOX_REDELIVER_SECONDS", default=60.0
 )
-LOCUS_SLO_WINDOW_SECONDS: int = env.int("LOCUS_SLO_WINDOW_SECONDS", default=300)
-LOCUS_SLO_BUCKET_SECONDS: int = env.int("LOCUS_SLO_BUCKET_SECONDS", default=10)
-LOCUS_SLO_MIN_SAMPLES: int = env.int("LOCUS_SLO_MIN_SAMPLES", default=20)
-LOCUS_SLO_DEFAULT_MAX_ERROR_RATE: float = env.float(
-    "LOCUS_SLO_DEFAULT_MAX_ERROR_RATE", default=0.05
-)
-LOCUS_SLO_EVAL_INTERVAL_SECONDS: float = env.float("LOCUS_SLO_EVAL_INTERVAL_SECONDS", default=1.0)
-LOCUS_TELEMETRY_SLOS: list[str] = env.list("LOCUS_TELEMETRY_SLOS", default=[])
+# SLA breaches: burn-rate rules on each SLO's outcomes (telemetry/slo_rules.py). The windows
+# are the SRE workbook's for a 30-day budget and scale with the period (`make run`: 1 day).
+LOCUS_SLO_PERIOD_DAYS: float = env.float("LOCUS_SLO_PERIOD_DAYS", default=30.0)
+LOCUS_SLO_MIN_REQUESTS: int = env.int("LOCUS_SLO_MIN_REQUESTS", default=20)
+LOCUS_SLO_EVAL_INTERVAL_SECONDS: float = env.float("LOCUS_SLO_EVAL_INTERVAL_SECONDS", default=30.0)
+LOCUS_NODE_LATENCY_WINDOW_SECONDS: int = env.int("LOCUS_NODE_LATENCY_WINDOW_SECONDS", default=300)
 
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "telemetry-scrape": {
@@ -268,6 +266,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     },
     "telemetry-freshness": {"task": "telemetry.check_freshness", "schedule": 5.0},
     "telemetry-redeliver": {"task": "telemetry.redeliver_inbox", "schedule": 30.0},
+    "telemetry-slo-breaches": {
+        "task": "telemetry.evaluate_slos",
+        "schedule": LOCUS_SLO_EVAL_INTERVAL_SECONDS,
+    },
     "telemetry-rollup": {"task": "telemetry.rollup", "schedule": 60.0},
     "telemetry-partitions": {"task": "telemetry.maintain_partitions", "schedule": 3600.0},
     "telemetry-retention": {"task": "telemetry.retention", "schedule": 3600.0},

@@ -1,5 +1,6 @@
-"""Gauges of telemetry measured when /metrics is scraped: node freshness and the inbox of
-accepted batches. `console/placement/metrics.py` registers them beside the engine's metrics.
+"""Gauges of telemetry measured when /metrics is scraped: node freshness, the inbox of
+accepted batches and each SLO's objectives. `console/placement/metrics.py` registers them
+beside the engine's metrics.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from console.inventory.selectors import node_names
+from console.inventory.selectors import node_names, slo_list
 from telemetry import conf
 from telemetry.models import TelemetryBatch
+from telemetry.slo_rules import SloTargets
 from telemetry.state import read_nodes
 
 logger = logging.getLogger(__name__)
@@ -92,3 +94,30 @@ class InboxCollector(Collector):
             "Seconds the oldest unprocessed telemetry batch has waited (0 when none waits).",
             value=0.0 if oldest is None else max(0.0, (timezone.now() - oldest).total_seconds()),
         )
+
+
+class SloObjectiveCollector(Collector):
+    """Each SLO's objective per SLI (telemetry/slo_rules.py), for the burn-rate alert rules:
+    0.95 of requests within targets (p95 targets), and 1 - max_error_rate of requests served
+    ok for SLOs that set one. One query per scrape."""
+
+    def describe(self) -> list[GaugeMetricFamily]:
+        return []
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        try:
+            slos = list(
+                slo_list().values_list("name", "ttft_p95_ms", "e2e_p95_ms", "max_error_rate")
+            )
+        except Exception as exc:
+            logger.debug("SLOs unavailable for /metrics: %s", exc)
+            return
+        gauge = GaugeMetricFamily(
+            "locus_slo_objective",
+            "Share of an SLO's requests that must be good, per SLI (within_targets, error_rate).",
+            labels=["slo", "sli"],
+        )
+        for name, ttft, e2e, max_error_rate in sorted(slos):
+            for sli in SloTargets(ttft, e2e, max_error_rate).slis():
+                gauge.add_metric([name, sli.name], sli.objective)
+        yield gauge

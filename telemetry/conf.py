@@ -79,28 +79,23 @@ def inbox_redeliver_seconds() -> float:
     return float(_get("LOCUS_TELEMETRY_INBOX_REDELIVER_SECONDS", 60.0))
 
 
-def slo_window_seconds() -> int:
-    return int(_get("LOCUS_SLO_WINDOW_SECONDS", 300))
+def slo_period_days() -> float:
+    """The error-budget period; burn-rate windows scale with it (telemetry/slo_rules.py)."""
+    return float(_get("LOCUS_SLO_PERIOD_DAYS", 30.0))
 
 
-def slo_bucket_seconds() -> int:
-    return int(_get("LOCUS_SLO_BUCKET_SECONDS", 10))
-
-
-def slo_min_samples() -> int:
-    return int(_get("LOCUS_SLO_MIN_SAMPLES", 20))
-
-
-def slo_default_max_error_rate() -> float:
-    """The error-rate target of SLOs that set none."""
-    return float(_get("LOCUS_SLO_DEFAULT_MAX_ERROR_RATE", 0.05))
+def slo_min_requests() -> int:
+    """Requests a rule's long window needs before it can hold: with fewer, one slow request
+    is a large share (the workbook's low-traffic caveat)."""
+    return int(_get("LOCUS_SLO_MIN_REQUESTS", 20))
 
 
 def slo_eval_interval_seconds() -> float:
-    """How often one process re-evaluates one window (outcomes can arrive thousands a second)."""
-    return float(_get("LOCUS_SLO_EVAL_INTERVAL_SECONDS", 1.0))
+    """How often the burn-rate rules are evaluated (the beat task; and, at most this often
+    per process and SLO, after an outcome)."""
+    return float(_get("LOCUS_SLO_EVAL_INTERVAL_SECONDS", 30.0))
 
 
-def telemetry_slos() -> list[str]:
-    """SLOs that exporter TTFT/latency histograms are held to (empty: every SLO)."""
-    return list(_get("LOCUS_TELEMETRY_SLOS", []))
+def node_latency_window_seconds() -> int:
+    """The window of exporter histograms a node's latency health is read over."""
+    return int(_get("LOCUS_NODE_LATENCY_WINDOW_SECONDS", 300))

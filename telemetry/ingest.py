@@ -18,12 +18,12 @@ from celery import shared_task
 from django.db import DataError, IntegrityError, transaction
 
 from telemetry import conf, state
-from telemetry.breaches import latencies_record
 from telemetry.freshness import freshness_note_ingest
 from telemetry.mapping import map_scrape
 from telemetry.mapping.derive import Prev, derive
 from telemetry.metrics import SAMPLES_REFUSED
 from telemetry.models import BatchKind, TelemetryBatch
+from telemetry.node_latency import node_latency_record
 from telemetry.nodes import resolve_nodes
 from telemetry.parsing import BatchInvalid, Scrape, SeriesKey, TimeWindow, parse_json_samples
 from telemetry.parsing import parse_prometheus_text as _parse_text
@@ -142,7 +142,7 @@ def batch_process(*, batch_id: int) -> IngestResult | None:
     result = IngestResult(nodes=nodes)
     pending: list[tuple[SeriesRef, datetime, float]] = []
     latest: dict[str, dict[str, tuple[float, float]]] = {n: {} for n in nodes}
-    latencies: list[tuple[str, datetime, list[tuple[str, str, float, float]]]] = []
+    latencies: list[tuple[str, datetime, list[tuple[str, str, float, float, float]]]] = []
     for scrape in scrapes:
         mapped = map_scrape(scrape)
         epoch = scrape.ts.timestamp()
@@ -200,7 +200,7 @@ def _after_ingest(
     latest: dict[str, dict[str, tuple[float, float]]],
     prev: dict[str, Prev],
     before: dict[str, Prev],
-    latencies: list[tuple[str, datetime, list[tuple[str, str, float, float]]]],
+    latencies: list[tuple[str, datetime, list[tuple[str, str, float, float, float]]]],
 ) -> None:
     """Fresh state, counter history, freshness and SLO windows (best effort, after commit)."""
     try:
@@ -212,6 +212,6 @@ def _after_ingest(
         }
         freshness_note_ingest(newest=newest)
         for node, ts, items in latencies:
-            latencies_record(node=node, at=ts, latencies=items)
+            node_latency_record(node=node, at=ts, slices=items)
     except StoreError:
         state.store_outage.failed("fresh state not updated")

@@ -23,3 +23,10 @@ SAMPLES_REFUSED = Counter(
     "other values: the database refused their series, or they fail today's checks (a NUL "
     "character) in a batch accepted before those checks.",
 )
+SLO_REQUESTS = Counter(
+    "locus_slo_requests_total",
+    "Reported outcomes of each SLO's requests: good (served ok within every target), missed "
+    "(served ok, a target missed) or failed; what the burn-rate rules of "
+    "docs/prometheus/alerts.yaml and telemetry/slo_rules.py count.",
+    ["slo", "result"],
+)

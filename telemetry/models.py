@@ -108,28 +108,61 @@ class BreachStatus(models.TextChoices):
 
 
 class BreachMetric(models.TextChoices):
+    """The SLI a breach is about (telemetry/slo_rules.py); the p95 ones are from before
+    burn-rate rules (issue 28) and no longer opened."""
+
+    WITHIN_TARGETS = "within_targets", "requests within targets"
+    ERROR_RATE = "error_rate", "error rate"
     TTFT_P95 = "ttft_p95_ms", "p95 time to first token"
     E2E_P95 = "e2e_p95_ms", "p95 end-to-end latency"
-    ERROR_RATE = "error_rate", "error rate"
+
+
+class BreachSeverity(models.TextChoices):
+    PAGE = "page", "page"
+    TICKET = "ticket", "ticket"
 
 
 class SlaBreach(models.Model):
-    """A period in which one (SLO, model, node) window broke one target of its SLO.
+    """A period in which one SLO spent its error budget faster than a burn-rate rule allows.
 
-    Opened when the sliding window's p95 (or error rate) exceeds the SLO, resolved when it is
-    back within it. Names rather than foreign keys: a breach outlives renamed or removed SLOs.
+    Opened once the rule (long and short window over the burn-rate factor) has held for its
+    hold time, resolved once it has not held for its clear time; holding again in between
+    extends the breach (telemetry/slo_rules.py). The breach is the SLO's, judged on all its
+    requests; its `burning` rows name the (model, node) pairs that served them and burned the
+    budget at least as fast as the rule. `model` and `node` are empty for such breaches (they
+    name the window of breaches from before burn-rate rules). Names rather than foreign keys:
+    a breach outlives renamed or removed SLOs and nodes.
     """
 
     slo = models.CharField(max_length=100)
-    model = models.CharField(max_length=200)
-    node = models.CharField(max_length=200)
+    model = models.CharField(max_length=200, blank=True)
+    node = models.CharField(max_length=200, blank=True)
     metric = models.CharField(max_length=16, choices=BreachMetric.choices)
+    severity = models.CharField(
+        max_length=8,
+        choices=BreachSeverity.choices,
+        blank=True,
+        help_text="The rule's level; empty for breaches from before burn-rate rules.",
+    )
     status = models.CharField(max_length=16, choices=BreachStatus.choices)
-    threshold = models.FloatField()
-    observed = models.FloatField(help_text="The window's value when the breach opened.")
-    worst = models.FloatField(help_text="The worst value seen while open.")
-    samples = models.PositiveIntegerField(help_text="Observations in the window at opening.")
+    objective = models.FloatField(
+        null=True, blank=True, help_text="Share of requests that must be good (the SLI's)."
+    )
+    threshold = models.FloatField(
+        help_text="The burn rate the rule needs (before burn-rate rules: the SLO's target)."
+    )
+    observed = models.FloatField(
+        help_text="The long window's burn rate when the breach opened (before burn-rate "
+        "rules: the window's p95 or error rate)."
+    )
+    worst = models.FloatField(help_text="The highest value seen while open.")
+    samples = models.PositiveIntegerField(help_text="Requests in the long window at opening.")
+    long_window_s = models.FloatField(null=True, blank=True)
+    short_window_s = models.FloatField(null=True, blank=True)
     opened_at = models.DateTimeField()
+    last_firing_at = models.DateTimeField(
+        null=True, blank=True, help_text="The last evaluation at which the rule held."
+    )
     resolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -142,11 +175,43 @@ class SlaBreach(models.Model):
         ]
         constraints = [
             models.UniqueConstraint(
-                fields=["slo", "model", "node", "metric"],
+                fields=["slo", "model", "node", "metric", "severity"],
                 condition=models.Q(status="open"),
                 name="telemetry_breach_one_open",
+            ),
+            # Never resolved before opened, whichever clock or process resolves it.
+            models.CheckConstraint(
+                condition=models.Q(status="open", resolved_at__isnull=True)
+                | models.Q(status="resolved", resolved_at__gte=models.F("opened_at")),
+                name="telemetry_breach_resolved_after_opened",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.slo} {self.metric} {self.severity} {self.status}"
+
+
+class BreachNode(models.Model):
+    """A (model, node) pair that spent a breach's SLO budget at least as fast as its rule,
+    over the rule's long window at the last evaluation that held. The SLO's burn rate is the
+    requests-weighted mean of its pairs', so an open breach has at least one."""
+
+    breach = models.ForeignKey(SlaBreach, on_delete=models.CASCADE, related_name="burning")
+    node = models.CharField(max_length=200)
+    site = models.CharField(max_length=100, blank=True)
+    model = models.CharField(max_length=200)
+    requests = models.PositiveIntegerField(help_text="The SLO's requests it served.")
+    bad = models.PositiveIntegerField(help_text="Those that were bad for the breach's SLI.")
+    burn_rate = models.FloatField()
+
+    class Meta:
+        ordering = ["-bad", "node", "model"]
+        indexes = [models.Index(fields=["node"], name="telemetry_breachnode_node")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["breach", "model", "node"], name="telemetry_breachnode_unique"
             )
         ]
 
     def __str__(self) -> str:
-        return f"{self.slo}/{self.model}/{self.node} {self.metric} {self.status}"
+        return f"{self.node} ({self.model}) in breach {self.breach_id}"

@@ -1,128 +1,109 @@
-"""Sliding windows per (SLO, model, node): time buckets of counts and latency sketches.
+"""Counts of each SLO's own requests in time buckets: how many, how many missed a target, how
+many failed, for the SLO as a whole and for each (model, node) that served it.
 
-A window is LOCUS_SLO_WINDOW_SECONDS of buckets LOCUS_SLO_BUCKET_SECONDS wide, each a hash in
-the store (Redis HINCRBY, so concurrent writers add up) that expires when it leaves the window.
-Latencies go into a log-bucketed histogram (boundaries 1 ms x 1.1^i, so any quantile read
-from it is within 10% of the truth, the scheme of DDSketch / HdrHistogram). Recording costs one
-round trip; reading a window costs one pipelined round trip; nothing touches the database.
+Buckets are `slo_rules.bucket_seconds()` wide and keyed by the outcome's time. Each is a hash
+in the store (Redis HINCRBY, so concurrent writers add up) that expires once the longest rule
+window has passed it: `sli:{slo}:{start}` holds the SLO's totals (fields n, bad, err), and
+`sli-nodes:{slo}:{start}` the same per (model, node) (fields model US node US n|bad|err, US
+the ASCII unit separator, which no model or node name holds). Recording costs two round trips;
+reading a window one pipelined round trip; nothing touches the database.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from collections.abc import Iterable
 from datetime import datetime
 
-from telemetry import conf
+from telemetry import slo_rules
+from telemetry.slo_rules import Counts
 from telemetry.store import get_store
 
-_GROWTH = 1.1
-_LOG_GROWTH = math.log(_GROWTH)
-_MAX_INDEX = 250  # 1.1^250 ms is ~7 years: nothing is slower
+_SEP = "\x1f"
 
 
-def sketch_index(ms: float) -> int:
-    if ms <= 1.0:
-        return 0
-    return min(_MAX_INDEX, int(math.log(ms) / _LOG_GROWTH) + 1)
-
-
-def sketch_value(index: int) -> float:
-    """The representative latency (ms) of a sketch bucket: its geometric midpoint."""
-    if index == 0:
-        return 1.0
-    return _GROWTH ** (index - 0.5)
-
-
-@dataclass(frozen=True)
-class WindowStats:
-    """What one window holds now."""
-
-    outcomes: int
-    errors: int
-    ttft_count: int
-    ttft_p95_ms: float | None
-    e2e_count: int
-    e2e_p95_ms: float | None
-
-    @property
-    def error_rate(self) -> float | None:
-        return self.errors / self.outcomes if self.outcomes else None
-
-
-def window_key(slo: str, model: str, node: str) -> str:
-    return f"{slo}|{model}|{node}"
-
-
-def _bucket_start(at: datetime) -> int:
-    width = conf.slo_bucket_seconds()
+def _start(at: datetime, width: int) -> int:
     return int(at.timestamp()) // width * width
 
 
-def record(
-    *,
-    key: str,
-    at: datetime,
-    ttft_ms: float | None = None,
-    e2e_ms: float | None = None,
-    ok: bool | None = None,
-    count: int = 1,
-) -> None:
-    """Add `count` observations to the window's bucket for time `at`."""
-    incr: dict[str, int] = {}
-    if ok is not None:
-        incr["n"] = count
-        if not ok:
-            incr["err"] = count
-    if ttft_ms is not None:
-        incr["tn"] = count
-        incr[f"t{sketch_index(ttft_ms)}"] = count
-    if e2e_ms is not None:
-        incr["en"] = count
-        incr[f"e{sketch_index(e2e_ms)}"] = count
-    if not incr:
-        return
+def _ttl() -> int:
+    return int(max(rule.long_s for rule in slo_rules.rules())) + 2 * slo_rules.bucket_seconds()
+
+
+def record(*, slo: str, model: str, node: str, within: bool, ok: bool, at: datetime) -> None:
+    """Count one request of `slo` served by (model, node), reported at `at`."""
+    incr = {"n": 1}
+    if not within:
+        incr["bad"] = 1
+    if not ok:
+        incr["err"] = 1
     store = get_store()
-    ttl = conf.slo_window_seconds() + 2 * conf.slo_bucket_seconds()
-    store.hincrby(f"{store.prefix}:slo:{key}:{_bucket_start(at)}", incr, ttl)
-
-
-def _p95(counts: dict[int, int], total: int) -> float | None:
-    if total <= 0:
-        return None
-    rank = math.ceil(0.95 * total)
-    seen = 0
-    for index in sorted(counts):
-        seen += counts[index]
-        if seen >= rank:
-            return sketch_value(index)
-    return sketch_value(max(counts))
-
-
-def read(*, key: str, now: datetime) -> WindowStats:
-    """The window ending at `now` (the bucket holding `now` included)."""
-    width, span = conf.slo_bucket_seconds(), conf.slo_window_seconds()
-    last = _bucket_start(now)
-    starts = range(last - span + width, last + width, width)
-    store = get_store()
-    buckets = store.hgetall_many([f"{store.prefix}:slo:{key}:{s}" for s in starts])
-    totals: dict[str, int] = {}
-    ttft: dict[int, int] = {}
-    e2e: dict[int, int] = {}
-    for bucket in buckets:
-        for name, text in bucket.items():
-            n = int(text)
-            if name[0] == "t" and name[1:].isdigit():
-                ttft[int(name[1:])] = ttft.get(int(name[1:]), 0) + n
-            elif name[0] == "e" and name[1:].isdigit():
-                e2e[int(name[1:])] = e2e.get(int(name[1:]), 0) + n
-            else:
-                totals[name] = totals.get(name, 0) + n
-    return WindowStats(
-        outcomes=totals.get("n", 0),
-        errors=totals.get("err", 0),
-        ttft_count=totals.get("tn", 0),
-        ttft_p95_ms=_p95(ttft, totals.get("tn", 0)),
-        e2e_count=totals.get("en", 0),
-        e2e_p95_ms=_p95(e2e, totals.get("en", 0)),
+    start, ttl = _start(at, slo_rules.bucket_seconds()), _ttl()
+    store.hincrby(f"{store.prefix}:sli:{slo}:{start}", incr, ttl)
+    group = f"{model}{_SEP}{node}{_SEP}"
+    store.hincrby(
+        f"{store.prefix}:sli-nodes:{slo}:{start}", {group + k: v for k, v in incr.items()}, ttl
     )
+
+
+class History:
+    """One SLO's bucket counts up to a time, to sum any window ending then (prefix sums)."""
+
+    def __init__(self, buckets: list[Counts]) -> None:
+        self._sums = [Counts()]
+        for counts in buckets:
+            self._sums.append(self._sums[-1] + counts)
+
+    def window(self, seconds: float) -> Counts:
+        """The window of `seconds` ending with the bucket that holds `now`."""
+        n = min(max(1, round(seconds / slo_rules.bucket_seconds())), len(self._sums) - 1)
+        last, first = self._sums[-1], self._sums[-1 - n]
+        return Counts(
+            last.requests - first.requests, last.bad - first.bad, last.errors - first.errors
+        )
+
+
+def _starts(now: datetime, seconds: float, width: int) -> range:
+    last = _start(now, width)
+    n = max(1, round(seconds / width))
+    return range(last - (n - 1) * width, last + width, width)
+
+
+def read(*, slos: Iterable[str], now: datetime, seconds: float) -> dict[str, History]:
+    """Each SLO's buckets of the last `seconds` before `now`, in one round trip."""
+    starts = _starts(now, seconds, slo_rules.bucket_seconds())
+    names = list(slos)
+    store = get_store()
+    keys = [f"{store.prefix}:sli:{slo}:{s}" for slo in names for s in starts]
+    found = iter(store.hgetall_many(keys))
+    histories: dict[str, History] = {}
+    for slo in names:
+        buckets = []
+        for _ in starts:
+            fields = next(found)
+            buckets.append(
+                Counts(
+                    int(fields.get("n", 0)), int(fields.get("bad", 0)), int(fields.get("err", 0))
+                )
+                if fields
+                else Counts()
+            )
+        histories[slo] = History(buckets)
+    return histories
+
+
+def read_by_node(*, slo: str, now: datetime, seconds: float) -> dict[tuple[str, str], Counts]:
+    """The SLO's counts per (model, node) over the last `seconds` before `now`."""
+    store = get_store()
+    keys = [
+        f"{store.prefix}:sli-nodes:{slo}:{s}"
+        for s in _starts(now, seconds, slo_rules.bucket_seconds())
+    ]
+    sums: dict[tuple[str, str], dict[str, int]] = {}
+    for fields in store.hgetall_many(keys):
+        for name, value in fields.items():
+            model, node, kind = name.rsplit(_SEP, 2)
+            group = sums.setdefault((model, node), {})
+            group[kind] = group.get(kind, 0) + int(value)
+    return {
+        group: Counts(c.get("n", 0), c.get("bad", 0), c.get("err", 0)) for group, c in sums.items()
+    }

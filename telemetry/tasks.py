@@ -8,8 +8,10 @@ from dataclasses import asdict
 from typing import Any
 
 from celery import shared_task
+from django.utils import timezone
 
 from telemetry import maintenance, services
+from telemetry.breaches import breaches_evaluate
 from telemetry.freshness import freshness_check
 from telemetry.scraping import scrapes_enqueue
 
@@ -28,6 +30,13 @@ def scrape_all() -> int:
 @shared_task(name="telemetry.check_freshness")
 def check_freshness() -> dict[str, bool]:
     return freshness_check()
+
+
+@shared_task(name="telemetry.evaluate_slos")
+def evaluate_slos() -> int:
+    """Evaluate every SLO's burn-rate rules on this worker's clock (so breaches open and
+    resolve while no outcome arrives); returns how many breaches opened or resolved."""
+    return len(breaches_evaluate(now=timezone.now()))
 
 
 @shared_task(name="telemetry.rollup")

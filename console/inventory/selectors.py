@@ -70,6 +70,11 @@ def node_exporter_urls() -> list[tuple[str, str]]:
     return [(name, url) for name, urls in rows for url in (urls or []) if isinstance(url, str)]
 
 
+def node_sites(names: set[str]) -> dict[str, str]:
+    """The site of each named node the inventory has."""
+    return dict(Node.objects.filter(name__in=names).values_list("name", "site__name"))
+
+
 def slo_list() -> QuerySet[Slo]:
     """Every SLO, with its targets."""
     return Slo.objects.all()

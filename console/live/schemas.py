@@ -54,14 +54,22 @@ class NodeFreshnessEvent(_Event):
 
 
 class BreachEvent(_Event):
+    """A breach opened or resolved (telemetry/breaches.py): `observed` is the long window's
+    burn rate at opening, `threshold` the rule's factor, `nodes` the nodes burning the SLO's
+    budget; `model` and `node` are empty (the breach is the SLO's)."""
+
     id: int
     status: Literal["open", "resolved"]
     slo: str
     model: str
     node: str
-    metric: str
+    metric: Literal["within_targets", "error_rate"]
+    severity: Literal["page", "ticket"]
+    objective: float
     observed: float
     threshold: float
+    nodes: list[str]
+    opened_at: str
     ts: str
 
 

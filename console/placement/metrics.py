@@ -21,7 +21,7 @@ from prometheus_client import (
 from prometheus_client import multiprocess as prom_multiprocess
 
 from console.queues import QueueBacklogCollector
-from telemetry.collectors import FreshnessCollector, InboxCollector
+from telemetry.collectors import FreshnessCollector, InboxCollector, SloObjectiveCollector
 
 # Decisions take tens of microseconds to a few milliseconds of engine work.
 _LATENCY_BUCKETS = (
@@ -93,11 +93,12 @@ RECORDER_OLDEST_SECONDS = Gauge(
 
 
 # Gauges measured when /metrics is scraped (the same in every process, so kept out of the
-# multiprocess files): telemetry freshness, the ingest inbox and queue backlogs
+# multiprocess files): telemetry freshness, the ingest inbox, SLO objectives and queue backlogs
 # (docs/operations.md).
 SCRAPE_TIME = CollectorRegistry(auto_describe=False)
 SCRAPE_TIME.register(FreshnessCollector())
 SCRAPE_TIME.register(InboxCollector())
+SCRAPE_TIME.register(SloObjectiveCollector())
 SCRAPE_TIME.register(QueueBacklogCollector())
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from telemetry.models import SlaBreach
+from telemetry.models import BreachNode, SlaBreach
 
 
 class AcceptedSerializer(serializers.Serializer):
@@ -63,20 +63,59 @@ class SeriesSerializer(serializers.Serializer):
     points = serializers.ListField(child=serializers.ListField(), help_text="[[time, value]]")
 
 
+class BreachNodeSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = BreachNode
+        fields = ["node", "site", "model", "requests", "bad", "burn_rate"]
+
+
 class BreachSerializer(serializers.ModelSerializer):
+    nodes = BreachNodeSerializer(
+        source="burning",
+        many=True,
+        read_only=True,
+        help_text="The (model, node) pairs that spent the SLO's budget at least as fast as the "
+        "rule over its long window, most bad requests first.",
+    )
+
     class Meta:
         model = SlaBreach
         fields = [
             "id",
             "status",
+            "severity",
             "slo",
-            "model",
-            "node",
             "metric",
+            "objective",
             "threshold",
             "observed",
             "worst",
             "samples",
+            "long_window_s",
+            "short_window_s",
+            "nodes",
+            "model",
+            "node",
             "opened_at",
+            "last_firing_at",
             "resolved_at",
         ]
+
+
+class LatencyBucketSerializer(serializers.Serializer):
+    quantile = serializers.FloatField()
+    bucket_s = serializers.ListField(
+        child=serializers.FloatField(allow_null=True),
+        help_text="[lower, upper] seconds of the exporter bucket holding the quantile; upper "
+        "null for the +Inf bucket.",
+    )
+    requests = serializers.IntegerField(help_text="Observations in the window.")
+    text = serializers.CharField(help_text='E.g. "p95 in 5–7.5 s".')
+
+
+class NodeLatencySerializer(serializers.Serializer):
+    node = serializers.CharField()
+    window_s = serializers.IntegerField()
+    basis = serializers.CharField(help_text="What the figures come from: exporter histograms.")
+    ttft = LatencyBucketSerializer(allow_null=True)
+    e2e = LatencyBucketSerializer(allow_null=True)

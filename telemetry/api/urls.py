@@ -12,5 +12,6 @@ urlpatterns = [
     path("telemetry/remote-write", views.RemoteWriteView.as_view(), name="telemetry-remote-write"),
     path("telemetry/latest", views.LatestView.as_view(), name="telemetry-latest"),
     path("nodes/<str:name>/telemetry", views.NodeTelemetryView.as_view(), name="node-telemetry"),
+    path("nodes/<str:name>/latency", views.NodeLatencyView.as_view(), name="node-latency"),
     *router.urls,
 ]

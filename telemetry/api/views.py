@@ -8,6 +8,7 @@ from typing import Any
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
@@ -20,11 +21,13 @@ from console.inventory.selectors import node_exists
 from telemetry import conf
 from telemetry.api import serializers as s
 from telemetry.models import BatchKind
+from telemetry.node_latency import node_latency
 from telemetry.selectors import (
     breach_list,
     latest_fleet_state,
     node_metric_names,
     node_series,
+    slo_burn_rates,
 )
 from telemetry.services import batch_accept
 
@@ -160,25 +163,56 @@ class LatestView(APIView):
         return Response({n: t.to_dict(now) for n, t in sorted(latest_fleet_state().items())})
 
 
+class NodeLatencyView(APIView):
+    """The node's latency health from its exporters' histograms: per kind (TTFT, end-to-end),
+    the bucket holding the p95 over the last LOCUS_NODE_LATENCY_WINDOW_SECONDS. A node-health
+    signal with the exporter's bucket bounds, never an SLO measure (breaches judge SLOs on
+    their own requests' outcomes)."""
+
+    access = READ
+
+    @extend_schema(responses={200: s.NodeLatencySerializer})
+    def get(self, request: Request, name: str) -> Response:
+        if not node_exists(name):
+            raise ApplicationError(f"No node named {name!r}.", status_code=404)
+        found = node_latency(node=name, now=timezone.now())
+        return Response(
+            {
+                "node": name,
+                "window_s": conf.node_latency_window_seconds(),
+                "basis": "exporter histograms",
+                **{kind: None if b is None else b.to_dict() for kind, b in found.items()},
+            }
+        )
+
+
+FILTERS = ("status", "severity", "slo", "node", "model", "metric")
+
+
 class BreachViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
-    """SLA breaches, newest first; filter with ?status=&slo=&node=&model=&metric=."""
+    """SLA breaches, newest first; filter with ?status=&severity=&slo=&node=&model=&metric=
+    (`node`: breaches whose budget the node burned)."""
 
     serializer_class = s.BreachSerializer
-    access = {"list": VIEWERS, "OPTIONS": VIEWERS}
+    access = {"list": VIEWERS, "burn_rates": VIEWERS, "OPTIONS": VIEWERS}
     filter_backends: list[Any] = []
 
     def get_queryset(self) -> Any:
         p = self.request.query_params
-        return breach_list(
-            status=p.get("status"),
-            slo=p.get("slo"),
-            node=p.get("node"),
-            model=p.get("model"),
-            metric=p.get("metric"),
-        )
+        return breach_list(**{name: p.get(name) for name in FILTERS}).prefetch_related("burning")
 
-    @extend_schema(
-        parameters=[OpenApiParameter(n, str) for n in ("status", "slo", "node", "model", "metric")]
-    )
+    @extend_schema(parameters=[OpenApiParameter(n, str) for n in FILTERS])
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().list(request, *args, **kwargs)
+
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(
+                description="The burn-rate rules, and each SLO's burn rates per SLI and rule now."
+            )
+        }
+    )
+    @action(detail=False, methods=["get"], url_path="burn-rates")
+    def burn_rates(self, request: Request) -> Response:
+        """What the breaches are judged by, now: the rules and each SLO's burn rates."""
+        return Response(slo_burn_rates(now=timezone.now()))

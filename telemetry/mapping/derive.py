@@ -21,8 +21,9 @@ Prev = dict[str, tuple[float, float]]  # state key -> (cumulative value, epoch s
 @dataclass
 class Derived:
     fields: dict[str, float] = field(default_factory=dict)
-    # (kind "ttft"|"e2e", model, representative latency in ms, new observations)
-    latencies: list[tuple[str, str, float, float]] = field(default_factory=list)
+    # New observations since the previous scrape, per histogram bucket: (kind "ttft"|"e2e",
+    # model, the bucket's lower and upper bound in seconds (upper inf for +Inf), count).
+    latencies: list[tuple[str, str, float, float, float]] = field(default_factory=list)
 
 
 def _increase(prev: Prev, key: str, value: float, ts: float) -> float | None:
@@ -121,9 +122,7 @@ def derive(obs: Observation, ts: float, prev: Prev) -> Derived:
     for kind, series in obs.histograms.items():
         merged, slices = _histogram_delta(kind, series, prev, ts)
         for model, lower, upper, count in slices:
-            # One value per slice: the bucket's midpoint (its lower bound for +Inf).
-            value = lower if math.isinf(upper) else (lower + upper) / 2
-            out.latencies.append((kind, model, value * 1000.0, count))
+            out.latencies.append((kind, model, lower, upper, count))
         names = {"ttft": ("ttft_p50_s", "ttft_p95_s"), "e2e": (None, "e2e_p95_s")}.get(kind)
         if names is None:
             continue

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+from telemetry import slo_rules
+
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 GRAFANA = DOCS / "grafana" / "locus.json"
 ALERTS = DOCS / "prometheus" / "alerts.yaml"
@@ -98,12 +100,48 @@ def test_the_alert_rules_load_and_query_only_exposed_metrics(exposed: set[str]) 
     assert group["name"] and group["rules"]
     seen = set()
     for rule in group["rules"]:
-        assert set(rule) <= {"alert", "expr", "for", "labels", "annotations"}, rule
+        keys = {"alert", "expr", "for", "keep_firing_for", "labels", "annotations"}
+        assert set(rule) <= keys, rule
         assert rule["alert"] not in seen
         seen.add(rule["alert"])
         assert rule["labels"]["severity"] in {"critical", "warning", "info"}
         assert rule["annotations"]["summary"]
-        if "for" in rule:
-            assert re.fullmatch(r"\d+[smh]", rule["for"]), rule["for"]
+        for duration in ("for", "keep_firing_for"):
+            if duration in rule:
+                assert re.fullmatch(r"\d+[smh]", rule[duration]), rule[duration]
         names = metric_names(str(rule["expr"]))
         assert names and names <= exposed, (rule["alert"], names - exposed)
+
+
+def _prometheus_duration(seconds: float) -> str:
+    for unit, size in (("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def test_the_slo_burn_rate_alerts_follow_the_breach_rules(settings: Any) -> None:
+    """Each (SLI, level) has one alert with the factor, windows, hold, clear time and minimum
+    requests that open Locus's own breaches at the default 30-day period."""
+    rules = yaml.safe_load(ALERTS.read_text())["groups"][0]["rules"]
+    burn = {
+        (r["labels"]["sli"], r["labels"]["breach"]): r for r in rules if "breach" in r["labels"]
+    }
+    assert set(burn) == {
+        (sli, rule.severity)
+        for sli in (slo_rules.WITHIN_TARGETS, slo_rules.ERROR_RATE)
+        for rule in slo_rules.WORKBOOK_RULES
+    }
+    for (sli, severity), alert in burn.items():
+        (rule,) = [r for r in slo_rules.WORKBOOK_RULES if r.severity == severity]
+        expr = " ".join(str(alert["expr"]).split())
+        long, short = _prometheus_duration(rule.long_s), _prometheus_duration(rule.short_s)
+        budget = (
+            f'{rule.factor:g} * (1 - max by (slo) (locus_slo_objective{{job="locus",sli="{sli}"}}))'
+        )
+        assert expr.count(f"[{long}]") == 3 and expr.count(f"[{short}]") == 2, expr
+        assert expr.count(f"> on (slo) {budget}") == 2, expr
+        assert expr.endswith(f">= {settings.LOCUS_SLO_MIN_REQUESTS}"), expr
+        assert alert["for"] == _prometheus_duration(rule.hold_s)
+        assert alert["keep_firing_for"] == _prometheus_duration(rule.clear_s)
+        assert alert["labels"]["severity"] == {"page": "critical", "ticket": "warning"}[severity]

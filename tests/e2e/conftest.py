@@ -154,6 +154,10 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
         "LOCUS_EVALUATION_LOADS": "1",
         "LOCUS_TRAINING_BC_STEPS": "512",
         "LOCUS_TRAINING_WINDOW": "512",
+        # Burn-rate rules a sixtieth of the workbook's (page: 60 s and 5 s, held 2 s), judged
+        # after outcomes at most once a second: no beat task runs here.
+        "LOCUS_SLO_PERIOD_DAYS": "0.5",
+        "LOCUS_SLO_EVAL_INTERVAL_SECONDS": "1",
     }
     subprocess.run([sys.executable, "-c", SEED], cwd=REPO, env=env, check=True)
     (var / "service.key").write_text(

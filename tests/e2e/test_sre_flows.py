@@ -22,7 +22,7 @@ INTERACTIVE = {
     "prompt_tokens": 1800,
     "max_output_tokens": 256,
 }
-# interactive's TTFT target is 800 ms; a breach needs LOCUS_SLO_MIN_SAMPLES (20) outcomes.
+# interactive's TTFT target is 800 ms; a breach needs LOCUS_SLO_MIN_REQUESTS (20) outcomes.
 SLOW_TTFT_MS = 4000.0
 MIN_SAMPLES = 20
 DRAINED = "fra-h100-1"
@@ -83,7 +83,7 @@ def test_the_fleet_grid_shows_a_drained_node_and_a_breach(  # type: ignore[no-un
         )  # fmt: skip
         ids = [d["decision_id"] for d in answer["decisions"]]
         assert {d["node"] for d in answer["decisions"]} == {SERVING}
-        later = [ids.pop() for _ in range(3)]  # a window is evaluated at most once a second
+        later = [ids.pop() for _ in range(3)]  # evaluated at most once a second, held 2 s
         for decision_id in ids:
             _report_slow(console_url, service_key, decision_id)
         for decision_id in later:

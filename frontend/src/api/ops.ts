@@ -2,6 +2,7 @@
 import { api } from "./client";
 import type {
   Breach,
+  BurnRates,
   DecisionRecord,
   FleetSeries,
   Overview,
@@ -38,6 +39,8 @@ export const explainPlacement = (body: Omit<PlacementRequest, "explain">) =>
 
 export const listBreaches = (query: Query = {}) =>
   api.request<Page<Breach>>("/api/v1/breaches", { query });
+
+export const getBurnRates = () => api.request<BurnRates>("/api/v1/breaches/burn-rates");
 
 export const listSlos = () => api.request<Page<Slo>>("/api/v1/slos", { query: { limit: 1000 } });
 

@@ -129,8 +129,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description SLA breaches, newest first; filter with ?status=&slo=&node=&model=&metric=. */
+        /**
+         * @description SLA breaches, newest first; filter with ?status=&severity=&slo=&node=&model=&metric=
+         *     (`node`: breaches whose budget the node burned).
+         */
         get: operations["v1_breaches_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/breaches/burn-rates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description What the breaches are judged by, now: the rules and each SLO's burn rates. */
+        get: operations["v1_breaches_burn_rates_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -507,6 +527,28 @@ export interface paths {
         put?: never;
         /** @description Stop sending new requests; in-flight work finishes. */
         post: operations["v1_nodes_drain_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/nodes/{name}/latency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The node's latency health from its exporters' histograms: per kind (TTFT, end-to-end),
+         *     the bucket holding the p95 over the last LOCUS_NODE_LATENCY_WINDOW_SECONDS. A node-health
+         *     signal with the exporter's bucket bounds, never an SLO measure (breaches judge SLOs on
+         *     their own requests' outcomes).
+         */
+        get: operations["v1_nodes_latency_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1389,31 +1431,77 @@ export interface components {
         Breach: {
             readonly id: number;
             status: components["schemas"]["BreachStatusEnum"];
+            /**
+             * @description The rule's level; empty for breaches from before burn-rate rules.
+             *
+             *     * `page` - page
+             *     * `ticket` - ticket
+             * @default
+             */
+            severity?: components["schemas"]["SeverityEnum"] | components["schemas"]["BlankEnum"];
             slo: string;
-            model: string;
-            node: string;
             metric: components["schemas"]["MetricEnum"];
-            /** Format: double */
+            /**
+             * Format: double
+             * @description Share of requests that must be good (the SLI's).
+             */
+            objective?: number | null;
+            /**
+             * Format: double
+             * @description The burn rate the rule needs (before burn-rate rules: the SLO's target).
+             */
             threshold: number;
             /**
              * Format: double
-             * @description The window's value when the breach opened.
+             * @description The long window's burn rate when the breach opened (before burn-rate rules: the window's p95 or error rate).
              */
             observed: number;
             /**
              * Format: double
-             * @description The worst value seen while open.
+             * @description The highest value seen while open.
              */
             worst: number;
             /**
              * Format: int64
-             * @description Observations in the window at opening.
+             * @description Requests in the long window at opening.
              */
             samples: number;
+            /** Format: double */
+            long_window_s?: number | null;
+            /** Format: double */
+            short_window_s?: number | null;
+            /** @description The (model, node) pairs that spent the SLO's budget at least as fast as the rule over its long window, most bad requests first. */
+            readonly nodes: components["schemas"]["BreachNode"][];
+            /** @default  */
+            model?: string;
+            /** @default  */
+            node?: string;
             /** Format: date-time */
             opened_at: string;
+            /**
+             * Format: date-time
+             * @description The last evaluation at which the rule held.
+             */
+            last_firing_at?: string | null;
             /** Format: date-time */
             resolved_at?: string | null;
+        };
+        BreachNode: {
+            node: string;
+            site?: string;
+            model: string;
+            /**
+             * Format: int64
+             * @description The SLO's requests it served.
+             */
+            requests: number;
+            /**
+             * Format: int64
+             * @description Those that were bad for the breach's SLI.
+             */
+            bad: number;
+            /** Format: double */
+            burn_rate: number;
         };
         /**
          * @description * `open` - Open
@@ -1572,6 +1660,16 @@ export interface components {
             /** @description The bearer token; shown only once. */
             readonly key: string;
         };
+        LatencyBucket: {
+            /** Format: double */
+            quantile: number;
+            /** @description [lower, upper] seconds of the exporter bucket holding the quantile; upper null for the +Inf bucket. */
+            bucket_s: (number | null)[];
+            /** @description Observations in the window. */
+            requests: number;
+            /** @description E.g. "p95 in 5–7.5 s". */
+            text: string;
+        };
         Link: {
             readonly id: number;
             a: string;
@@ -1599,12 +1697,13 @@ export interface components {
             roles: string[];
         };
         /**
-         * @description * `ttft_p95_ms` - p95 time to first token
-         *     * `e2e_p95_ms` - p95 end-to-end latency
+         * @description * `within_targets` - requests within targets
          *     * `error_rate` - error rate
+         *     * `ttft_p95_ms` - p95 time to first token
+         *     * `e2e_p95_ms` - p95 end-to-end latency
          * @enum {string}
          */
-        MetricEnum: "ttft_p95_ms" | "e2e_p95_ms" | "error_rate";
+        MetricEnum: "within_targets" | "error_rate" | "ttft_p95_ms" | "e2e_p95_ms";
         /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         Node: {
             readonly id: number;
@@ -1637,6 +1736,14 @@ export interface components {
              * @default
              */
             reason?: string;
+        };
+        NodeLatency: {
+            node: string;
+            window_s: number;
+            /** @description What the figures come from: exporter histograms. */
+            basis: string;
+            ttft: components["schemas"]["LatencyBucket"] | null;
+            e2e: components["schemas"]["LatencyBucket"] | null;
         };
         /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         NodeRequest: {
@@ -2408,6 +2515,12 @@ export interface components {
             /** Format: int64 */
             kv_bytes_per_token: number;
         };
+        /**
+         * @description * `page` - page
+         *     * `ticket` - ticket
+         * @enum {string}
+         */
+        SeverityEnum: "page" | "ticket";
         /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         Site: {
             readonly id: number;
@@ -3617,6 +3730,7 @@ export interface operations {
                 node?: string;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
+                severity?: string;
                 slo?: string;
                 status?: string;
             };
@@ -3633,6 +3747,96 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["PaginatedBreachList"];
                 };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_breaches_burn_rates_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The burn-rate rules, and each SLO's burn rates per SLI and rule now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
             400: {
@@ -6654,6 +6858,99 @@ export interface operations {
             };
             /** @description The body is too large (or decompresses to too much). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_nodes_latency_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeLatency"];
+                };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

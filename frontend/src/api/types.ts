@@ -50,6 +50,36 @@ export type NodeStateChange = Schemas["NodeStateChange"];
 export type ApiKey = Schemas["ApiKey"];
 export type IssuedApiKey = Schemas["IssuedApiKey"];
 export type Breach = Schemas["Breach"];
+export type BreachNode = Schemas["BreachNode"];
+
+/** GET /api/v1/breaches/burn-rates: the rules breaches are judged by, and each SLO's burn
+ *  rates now (telemetry/selectors.py `slo_burn_rates`). */
+export interface BurnRates {
+  period_days: number;
+  min_requests: number;
+  evaluated_every_s: number;
+  rules: {
+    severity: "page" | "ticket";
+    factor: number;
+    long_window_s: number;
+    short_window_s: number;
+    hold_s: number;
+    clear_s: number;
+  }[];
+  slos: {
+    slo: string;
+    sli: string;
+    objective: number;
+    rules: {
+      severity: "page" | "ticket";
+      requests: number;
+      bad: number;
+      long_burn_rate: number | null;
+      short_burn_rate: number | null;
+      holds: boolean;
+    }[];
+  }[];
+}
 export type PolicyVersion = Schemas["PolicyVersion"];
 export type PolicyState = NonNullable<PolicyVersion["state"]>;
 export type PolicyTransition = Schemas["PolicyTransition"];

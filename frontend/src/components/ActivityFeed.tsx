@@ -14,7 +14,7 @@ function describe(event: LiveEvent): string {
     case "decision.summary":
       return `${f("total")} decisions in ${f("window_s")} s`;
     case "breach":
-      return `${f("slo")} ${f("status")} on ${f("node")}: ${f("metric")}`;
+      return `${f("slo")} ${f("severity")} breach ${f("status")}: ${f("metric")}${Array.isArray(event.nodes) && event.nodes.length ? ` (${event.nodes.join(", ")})` : ""}`;
     case "training.progress":
       return `training run ${f("run_id")}: ${f("status")}`;
     case "policy.transition":

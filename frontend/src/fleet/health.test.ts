@@ -50,6 +50,14 @@ describe("node health", () => {
   });
 
   it("counts open breaches per node", () => {
-    expect(breachesByNode([{ node: "a" }, { node: "b" }, { node: "a" }])).toEqual({ a: 2, b: 1 });
+    const burning = (...names: string[]) =>
+      names.map((node) => ({ node, site: "", model: "m", requests: 40, bad: 30, burn_rate: 15 }));
+    expect(
+      breachesByNode([
+        { node: "", nodes: burning("a", "b") },
+        { node: "", nodes: burning("a") },
+        { node: "c", nodes: [] }, // from before burn-rate rules
+      ]),
+    ).toEqual({ a: 2, b: 1, c: 1 });
   });
 });

@@ -1,6 +1,7 @@
 // How a node is doing, in one of five colours for the fleet grid and the node cards
 // (docs/dashboard.md, "Colours"): the worst condition wins, every condition is listed.
-import type { LatestTelemetry, NodeState } from "../api/types";
+import type { Breach, LatestTelemetry, NodeState } from "../api/types";
+import { breachNodes } from "../slos/breaches";
 
 export type Health = "down" | "bad" | "out" | "warn" | "ok";
 
@@ -43,9 +44,13 @@ export function nodeHealth({ state, telemetry, breaker, openBreaches }: HealthIn
   return { level: found[0]?.[0] ?? "ok", reasons: found.map(([, why]) => why) };
 }
 
-/** Open breaches counted per node. */
-export function breachesByNode(breaches: readonly { node: string }[]): Record<string, number> {
+/** Open breaches counted per node they name (the nodes that burned the SLO's budget). */
+export function breachesByNode(
+  breaches: readonly Pick<Breach, "nodes" | "node">[],
+): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const b of breaches) counts[b.node] = (counts[b.node] ?? 0) + 1;
+  for (const b of breaches) {
+    for (const node of breachNodes(b)) counts[node] = (counts[node] ?? 0) + 1;
+  }
   return counts;
 }

@@ -1,15 +1,16 @@
 import { useState } from "react";
 import { Link } from "react-router";
 
-import { listBreaches, listSlos } from "../api/ops";
-import type { Breach, Overview, Slo } from "../api/types";
+import { getBurnRates, listBreaches, listSlos } from "../api/ops";
+import type { Breach, BurnRates, Overview, Slo } from "../api/types";
 import { Badge } from "../components/Badge";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useAsync } from "../hooks/useAsync";
-import { useOpenBreaches, useOverview } from "../hooks/useOps";
+import { useInterval } from "../hooks/useInterval";
+import { OPEN_BREACH_REFRESH_MS, useOpenBreaches, useOverview } from "../hooks/useOps";
 import { duration, percent, timestamp, usd } from "../lib/format";
-import { formatMetric, METRIC_LABELS, METRICS, openCountBySlo } from "../slos/breaches";
+import { breachNodes, formatMetric, formatWindows, METRIC_LABELS, METRICS, openCountBySlo } from "../slos/breaches";
 
 const PAGE = 25;
 
@@ -19,12 +20,27 @@ function Attainment({ value }: { value: number | null }) {
   return <strong className={`tone-${tone}`}>{percent(value)}</strong>;
 }
 
-function SloTable({ slos, overview, openBySlo }: {
+/** "page 14.4× over 1 h and 5 min": one rule at the configured period. */
+function ruleText(rule: BurnRates["rules"][number]): string {
+  const [long, short] = formatWindows(rule.long_window_s, rule.short_window_s).split(" / ");
+  return `${rule.severity} ${rule.factor}× over ${long} and ${short}`;
+}
+
+/** The SLO's page-rule burn rate over its long window (requests within targets), e.g. "0.6×". */
+function pageBurn(burn: BurnRates | undefined, slo: string): string {
+  const sli = burn?.slos.find((s) => s.slo === slo && s.sli === "within_targets");
+  const page = sli?.rules.find((r) => r.severity === "page");
+  return page?.long_burn_rate == null ? "—" : `${page.long_burn_rate.toFixed(1)}×`;
+}
+
+function SloTable({ slos, overview, openBySlo, burn }: {
   slos: Slo[];
   overview: Overview | undefined;
   openBySlo: Record<string, number>;
+  burn: BurnRates | undefined;
 }) {
   const attainment = new Map((overview?.slo_attainment ?? []).map((a) => [a.slo, a]));
+  const page = burn?.rules.find((r) => r.severity === "page");
   return (
     <section className="panel" aria-label="SLO targets">
       <header className="panel-header">
@@ -44,6 +60,9 @@ function SloTable({ slos, overview, openBySlo }: {
             <th className="num">Max $/1k</th>
             <th className="num">Attainment</th>
             <th className="num">Outcomes</th>
+            <th className="num" title={page ? `Budget burn over the page rule's long window (${formatWindows(page.long_window_s, page.short_window_s).split(" / ")[0]}): 1× spends the 5% budget of a p95 target exactly` : undefined}>
+              Budget burn
+            </th>
             <th className="num">Open breaches</th>
           </tr>
         </thead>
@@ -61,6 +80,7 @@ function SloTable({ slos, overview, openBySlo }: {
                 <td className="num">{slo.max_usd_per_1k == null ? "—" : usd(slo.max_usd_per_1k, 2)}</td>
                 <td className="num"><Attainment value={a ? a.attainment : null} /></td>
                 <td className="num">{a ? `${a.met} / ${a.outcomes}` : "0"}</td>
+                <td className="num" data-testid={`burn-${slo.name}`}>{pageBurn(burn, slo.name)}</td>
                 <td className="num">{open > 0 ? <span className="badge state-open">{open} open</span> : "0"}</td>
               </tr>
             );
@@ -77,13 +97,14 @@ function BreachRows({ breaches, history }: { breaches: Breach[]; history?: boole
       <thead>
         <tr>
           {history && <th>Status</th>}
+          <th>Level</th>
           <th>SLO</th>
-          <th>Model</th>
-          <th>Node</th>
-          <th>Metric</th>
-          <th className="num">Observed</th>
+          <th>SLI</th>
+          <th>Nodes burning the budget</th>
+          <th className="num" title="Burn rate over the long window when the breach opened">Burn</th>
           <th className="num">Worst</th>
-          <th className="num">Target</th>
+          <th className="num" title="The rule's burn rate">Rule</th>
+          <th title="The rule's long and short windows">Windows</th>
           <th>Opened</th>
           {history && <th>Resolved</th>}
         </tr>
@@ -92,13 +113,21 @@ function BreachRows({ breaches, history }: { breaches: Breach[]; history?: boole
         {breaches.map((b) => (
           <tr key={b.id} data-breach={b.id}>
             {history && <td><Badge value={b.status} /></td>}
+            <td>{b.severity ? <Badge value={b.severity} /> : "—"}</td>
             <td>{b.slo}</td>
-            <td>{b.model}</td>
-            <td className="mono"><Link to={`/nodes/${encodeURIComponent(b.node)}`}>{b.node}</Link></td>
             <td>{METRIC_LABELS[b.metric] ?? b.metric}</td>
-            <td className="num tone-bad">{formatMetric(b.metric, b.observed)}</td>
-            <td className="num">{formatMetric(b.metric, b.worst)}</td>
-            <td className="num">{formatMetric(b.metric, b.threshold)}</td>
+            <td className="mono">
+              {breachNodes(b).map((node, i) => (
+                <span key={node}>
+                  {i > 0 && ", "}
+                  <Link to={`/nodes/${encodeURIComponent(node)}`}>{node}</Link>
+                </span>
+              ))}
+            </td>
+            <td className="num tone-bad">{formatMetric(b, b.observed)}</td>
+            <td className="num">{formatMetric(b, b.worst)}</td>
+            <td className="num">{formatMetric(b, b.threshold)}</td>
+            <td>{formatWindows(b.long_window_s, b.short_window_s)}</td>
             <td>{timestamp(b.opened_at)}</td>
             {history && <td>{timestamp(b.resolved_at)}</td>}
           </tr>
@@ -108,7 +137,7 @@ function BreachRows({ breaches, history }: { breaches: Breach[]; history?: boole
   );
 }
 
-const NO_FILTERS = { status: "", slo: "", node: "", model: "", metric: "" };
+const NO_FILTERS = { status: "", severity: "", slo: "", node: "", metric: "" };
 
 function History({ slos, generation }: { slos: Slo[]; generation: number }) {
   const [filters, setFilters] = useState(NO_FILTERS);
@@ -132,13 +161,18 @@ function History({ slos, generation }: { slos: Slo[]; generation: number }) {
               <option value="">all</option><option>open</option><option>resolved</option>
             </select>
           </label>
+          <label className="field inline"><span>Level</span>
+            <select value={filters.severity} onChange={set("severity")}>
+              <option value="">all</option><option>page</option><option>ticket</option>
+            </select>
+          </label>
           <label className="field inline"><span>SLO</span>
             <select value={filters.slo} onChange={set("slo")}>
               <option value="">all</option>
               {slos.map((s) => <option key={s.name}>{s.name}</option>)}
             </select>
           </label>
-          <label className="field inline"><span>Metric</span>
+          <label className="field inline"><span>SLI</span>
             <select value={filters.metric} onChange={set("metric")}>
               <option value="">all</option>
               {METRICS.map((m) => <option key={m} value={m}>{METRIC_LABELS[m]}</option>)}
@@ -146,9 +180,6 @@ function History({ slos, generation }: { slos: Slo[]; generation: number }) {
           </label>
           <label className="field inline"><span>Node</span>
             <input value={filters.node} onChange={set("node")} placeholder="any" size={12} />
-          </label>
-          <label className="field inline"><span>Model</span>
-            <input value={filters.model} onChange={set("model")} placeholder="any" size={12} />
           </label>
         </div>
       </header>
@@ -178,6 +209,8 @@ export default function SlosBreaches() {
   const overview = useOverview();
   const [generation, setGeneration] = useState(0);
   const breaches = useOpenBreaches(() => setGeneration((g) => g + 1));
+  const burn = useAsync(getBurnRates, [generation]);
+  useInterval(burn.reload, OPEN_BREACH_REFRESH_MS);
   const open = breaches.open ?? [];
 
   if (slos.error) return <ErrorBanner error={slos.error} />;
@@ -197,12 +230,15 @@ export default function SlosBreaches() {
       {slos.data && slos.data.results.length === 0 ? (
         <EmptyState title="No SLOs defined">Add them under <Link to="/inventory/slos">Inventory</Link>.</EmptyState>
       ) : (
-        slos.data && <SloTable slos={slos.data.results} overview={overview.data} openBySlo={openCountBySlo(open)} />
+        slos.data && <SloTable slos={slos.data.results} overview={overview.data} openBySlo={openCountBySlo(open)} burn={burn.data} />
       )}
       <section className="panel" aria-label="Open breaches" data-testid="open-breaches">
         <header className="panel-header">
           <h2>Open breaches</h2>
-          <span className="small muted">Live: windows of the last few minutes per SLO, model and node</span>
+          <span className="small muted" data-testid="burn-rules">
+            Each SLO's own requests (objective: 95% within its p95 targets), judged by burn-rate rules
+            {burn.data ? `: ${burn.data.rules.map(ruleText).join("; ")}` : ""}
+          </span>
         </header>
         {breaches.open === undefined ? (
           <p className="muted small">Loading…</p>
