@@ -61,6 +61,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--table", action="store_true", help="print --out as a Markdown table, run nothing"
     )
+    p.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="rebuild --out, its details and plots from the raw records beside it, run nothing",
+    )
     args = p.parse_args(argv)
     args.bench_venv = args.bench_venv.resolve()
     if args.quick:
@@ -142,11 +147,43 @@ def _merge(path: Path, fresh: bool) -> dict[str, Any]:
     return loaded
 
 
+def _write(out: Path, report: dict[str, Any], details: dict[str, Any]) -> None:
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    out.with_name("routers-details.json").write_text(json.dumps(details, indent=1) + "\n")
+
+
+def _add(report: dict[str, Any], details: dict[str, Any], raw: dict[str, Any], load: str) -> None:
+    topology = load_topology(FLEET_FILES[raw["fleet"]])
+    row = router_row(topology, raw)
+    report["fleets"].setdefault(raw["fleet"], {}).setdefault(load, {})[raw["router"]] = row
+    info = extras(raw) | {"note": raw["note"], "load": raw.get("load"), "phase_s": raw["phase_s"]}
+    details["fleets"].setdefault(raw["fleet"], {}).setdefault(load, {})[raw["router"]] = info
+
+
+def rebuild(out: Path) -> int:
+    """The report from every raw record under `out`'s `raw/` directory."""
+    report: dict[str, Any] = {"fleets": {}}
+    details: dict[str, Any] = {"fleets": {}}
+    for path in sorted((out.parent / "raw").glob("*-*/*.json")):
+        load = path.parent.name.rpartition("-")[2]
+        _add(report, details, json.loads(path.read_text()), load)
+    problems = check_shape(report)
+    if problems:
+        print("error: report shape: " + "; ".join(problems), file=sys.stderr)
+        return 1
+    _write(out, report, details)
+    write_plots(report, out.parent)
+    print(f"rebuilt {out} from {out.parent / 'raw'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.table:
         print(markdown_table(json.loads(args.out.read_text())))
         return 0
+    if args.rebuild:
+        return rebuild(args.out)
     specs = {s.name: s for s in peer_routers(args.bench_venv / "bin")}
     chosen = args.routers or list(specs)
     unknown = [n for n in chosen if n not in specs]
@@ -159,8 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     raw_dir = args.out.parent / "raw"
     raw_dir.mkdir(parents=True, exist_ok=True)
     report = _merge(args.out, args.fresh)
-    details_path = args.out.with_name("routers-details.json")
-    details = _merge(details_path, args.fresh)
+    details = _merge(args.out.with_name("routers-details.json"), args.fresh)
     for fleet_name in args.fleets:
         topology = load_topology(FLEET_FILES[fleet_name])
         for load_name in args.loads:
@@ -181,12 +217,10 @@ def main(argv: list[str] | None = None) -> int:
             for name in chosen:
                 began = time.monotonic()
                 raw = run_router(specs[name], fleet_name, plan_file, rows, args, work / name)
+                raw["load"] = plan.load
                 (work / f"{name}.json").write_text(json.dumps(raw))
-                row = router_row(topology, raw)
-                cell = report["fleets"].setdefault(fleet_name, {}).setdefault(load_name, {})
-                cell[name] = row
-                info = details["fleets"].setdefault(fleet_name, {}).setdefault(load_name, {})
-                info[name] = extras(raw) | {"note": raw["note"], "load": plan.load}
+                _add(report, details, raw, load_name)
+                row = report["fleets"][fleet_name][load_name][name]
                 print(
                     f"  {name}: SLO {row['slo_attainment']:.3f} TTFT p95 "
                     f"{row['ttft_ms']['p95']:.0f} ms, added p99 {row['added_ms']['p99']:.2f} ms, "
@@ -195,8 +229,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"({time.monotonic() - began:.0f} s)",
                     flush=True,
                 )
-                args.out.write_text(json.dumps(report, indent=1) + "\n")
-                details_path.write_text(json.dumps(details, indent=1) + "\n")
+                _write(args.out, report, details)
     problems = check_shape(report)
     if problems:
         print("error: report shape: " + "; ".join(problems), file=sys.stderr)

@@ -146,7 +146,7 @@ def extras(raw: Mapping[str, Any]) -> dict[str, Any]:
         "requests": len(raw["plan"]),
         "served": sum(1 for r in results if r.get("ok")),
         "errors": sum(1 for r in results if "error" in r),
-        "unfinished": sum(1 for r in results if "status" not in r and "error" not in r),
+        "unfinished": sum(1 for r in results if "ok" not in r and "error" not in r),
         "source_header_forwarded": raw["forwards_source"],
         "client_lag_p99_ms": _pcts([r["lag_ms"] for r in results if "lag_ms" in r], (99,))["p99"],
     }

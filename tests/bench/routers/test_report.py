@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from optimizer.topology_files import load_topology
-from routers.report import check_shape, network_s, router_row
+from routers.report import check_shape, markdown_table, network_s, router_row
 
 REPO = Path(__file__).resolve().parents[3]
 DEMO = load_topology(REPO / "optimizer" / "topologies" / "fleet-demo.yaml")
@@ -116,9 +116,12 @@ def test_cost_follows_the_optimizers_definition() -> None:
 
 
 def test_the_report_shape_is_the_contracts_and_a_missing_key_is_named() -> None:
-    row = router_row(DEMO, _raw([_plan(0, "munich-app", "interactive-eu")], [_served(0, "x")]))
+    row = router_row(
+        DEMO, _raw([_plan(0, "munich-app", "interactive-eu")], [_served(0, "fra-a100-1")])
+    )
     report = {"fleets": {"multi-site": {"heavy": {"round-robin": row}}}}
     assert check_shape(report) == []
+    assert "| multi-site | heavy | round-robin | 100.0 |" in markdown_table(report)
     del row["added_ms"]
     assert check_shape(report) == ["multi-site/heavy/round-robin: missing added_ms"]
     assert check_shape({"fleets": {"moon": {}}}) == ["unknown fleet 'moon'"]
