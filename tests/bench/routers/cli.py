@@ -49,8 +49,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--fleets", type=_names, default=list(FLEET_FILES))
     p.add_argument("--loads", type=_names, default=list(UTILISATION))
     p.add_argument("--routers", type=_names, default=None, help="names (default: every one)")
-    p.add_argument("--window-s", type=float, default=30.0, help="seconds of trace replayed")
-    p.add_argument("--drain-s", type=float, default=60.0, help="wait after the last send")
+    # 20 s of trace and at most 45 s of drain keep the full run (20 peer runs, 8 more with
+    # Locus's rows) near 30 minutes on 2 cores: each run is real time plus ~15 s of start-up.
+    p.add_argument("--window-s", type=float, default=20.0, help="seconds of trace replayed")
+    p.add_argument("--drain-s", type=float, default=45.0, help="wait after the last send")
     p.add_argument("--probes", type=int, default=40, help="added-latency probe pairs")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--trace", type=Path, default=TRACE)
