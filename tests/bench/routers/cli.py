@@ -96,7 +96,9 @@ def run_router(
         phases["router_ready"] = time.monotonic()
         forwards = fleets.forwards_source(running.urls)
         targets = work / "targets.json"
-        targets.write_text(json.dumps({"models": running.urls, "nodes": fleet.urls}))
+        targets.write_text(
+            json.dumps({"models": running.urls, "nodes": fleet.urls, "api_key": running.api_key})
+        )
         bench_python = str(args.bench_venv / "bin" / "python")
         loadgen = [bench_python, str(HERE / "loadgen.py"), "--targets", str(targets)]
         probes_file = work / "probes.jsonl"
@@ -158,7 +160,11 @@ def _add(report: dict[str, Any], details: dict[str, Any], raw: dict[str, Any], l
     topology = load_topology(FLEET_FILES[raw["fleet"]])
     row = router_row(topology, raw)
     report["fleets"].setdefault(raw["fleet"], {}).setdefault(load, {})[raw["router"]] = row
-    info = extras(raw) | {"note": raw["note"], "load": raw.get("load"), "phase_s": raw["phase_s"]}
+    info = extras(topology, raw) | {
+        "note": raw["note"],
+        "load": raw.get("load"),
+        "phase_s": raw["phase_s"],
+    }
     details["fleets"].setdefault(raw["fleet"], {}).setdefault(load, {})[raw["router"]] = info
 
 

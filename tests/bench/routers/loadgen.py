@@ -74,7 +74,11 @@ async def _one(
                 payload = line[6:]
                 if payload == "[DONE]":
                     break
-                if "ttft_ms" not in out and '"text":""' not in payload and '"choices":[]' not in payload:
+                if (
+                    "ttft_ms" not in out
+                    and '"text":""' not in payload
+                    and '"choices":[]' not in payload
+                ):
                     out["ttft_ms"] = (time.perf_counter() - due) * 1000
                 if '"usage"' in payload and '"choices":[]' in payload:
                     out["tokens"] = json.loads(payload)["usage"]["completion_tokens"]

@@ -45,10 +45,12 @@ _VLLM_FLAGS = ("--log-level", "warning", "--worker-startup-check-interval", "1")
 
 @dataclass
 class RunningRouter:
-    """A started router: the URL per model clients use, and its processes."""
+    """A started router: the URL per model clients use, the key they send as their OpenAI API
+    key (Locus's router wants a service key; the peers take any), and its processes."""
 
     urls: dict[str, str]
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    api_key: str = "bench"
 
     @property
     def pids(self) -> list[int]:

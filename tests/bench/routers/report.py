@@ -139,9 +139,23 @@ def _counters(raw: Mapping[str, Any]) -> dict[tuple[str, str], tuple[float, floa
     return {(c["node"], c["model"]): (c["prompt"], c["hits"]) for c in raw["counters"]}
 
 
-def extras(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """Beside the contract's keys: what the reader needs to weigh a row."""
+def extras(topology: Topology, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Beside the contract's keys: what the reader needs to weigh a row. `unreachable_unseen`
+    counts requests of a router that dropped `x-locus-source` refused by a node the fleet's
+    default source has no route to although their own source has one (each counted a miss;
+    their true outcome is unknown)."""
     results = raw["results"]
+    plan = {p["i"]: p for p in raw["plan"]}
+    sites = {s.name: s.site for s in topology.sources}
+    default_site = sites.get(raw.get("fleet_source") or "", topology.sites[0].name)
+    unseen = 0
+    for r in results:
+        node = r.get("node")
+        if raw["forwards_source"] or r.get("status") != 400 or node not in topology.node_by_name:
+            continue
+        size = plan[r["i"]]["prompt_tokens"]
+        own = network_s(topology, sites.get(plan[r["i"]]["source"], default_site), node, size)
+        unseen += own is not None and network_s(topology, default_site, node, size) is None
     return {
         "requests": len(raw["plan"]),
         "served": sum(1 for r in results if r.get("ok")),
@@ -149,6 +163,7 @@ def extras(raw: Mapping[str, Any]) -> dict[str, Any]:
         "unfinished": sum(1 for r in results if "ok" not in r and "error" not in r),
         "source_header_forwarded": raw["forwards_source"],
         "client_lag_p99_ms": _pcts([r["lag_ms"] for r in results if "lag_ms" in r], (99,))["p99"],
+        "unreachable_unseen": unseen,
     }
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from optimizer.topology_files import load_topology
-from routers.report import check_shape, markdown_table, network_s, router_row
+from routers.report import check_shape, extras, markdown_table, network_s, router_row
 
 REPO = Path(__file__).resolve().parents[3]
 DEMO = load_topology(REPO / "optimizer" / "topologies" / "fleet-demo.yaml")
@@ -96,6 +96,19 @@ def test_a_request_whose_own_source_cannot_reach_the_node_fails() -> None:
         fleet_source="device-assistant",
     )
     assert router_row(DEMO, raw)["slo_attainment"] == 0.0
+
+
+def test_it_counts_refusals_caused_only_by_the_dropped_source() -> None:
+    # The fleet's default source (eu-analytics, fra-core) has no route to nyc-device; nyc-app
+    # (nyc-edge) has one, munich-app (muc-edge) has not.
+    refused = {"status": 400, "node": "nyc-orin-2", "error": "no link"}
+    raw = _raw(
+        [_plan(0, "nyc-app", "interactive"), _plan(1, "munich-app", "interactive-eu")],
+        [{"i": 0} | refused, {"i": 1} | refused],
+        forwards_source=False,
+    )
+    assert extras(DEMO, raw)["unreachable_unseen"] == 1
+    assert extras(DEMO, raw | {"forwards_source": True})["unreachable_unseen"] == 0
 
 
 def test_cost_follows_the_optimizers_definition() -> None:
