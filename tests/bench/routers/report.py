@@ -30,7 +30,7 @@ request whose own source has no route to the node that answered fails.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -50,6 +50,11 @@ ROW_KEYS = (
     "cost_per_1k_requests",
     "residency_violations",
 )
+
+
+def in_order(names: tuple[str, ...]) -> Callable[[str], tuple[int, str]]:
+    """Sort key: known names in their report order, others after them by name."""
+    return lambda n: (names.index(n) if n in names else len(names), n)
 
 
 def _pcts(values: Sequence[float], qs: Sequence[int]) -> dict[str, float]:
@@ -198,8 +203,10 @@ def markdown_table(report: Mapping[str, Any]) -> str:
         "| added p50 / p99 (ms) | CPU / req (ms) | USD / 1k | residency violations |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for fleet, loads in report["fleets"].items():
-        for load, rows in loads.items():
+    fleets = report["fleets"]
+    for fleet in sorted(fleets, key=in_order(FLEETS)):
+        for load in sorted(fleets[fleet], key=in_order(LOADS)):
+            rows = fleets[fleet][load]
             ranked = sorted(rows.items(), key=lambda kv: -kv[1]["slo_attainment"])
             for name, r in ranked:
                 t, e, a = r["ttft_ms"], r["e2e_ms"], r["added_ms"]
