@@ -39,11 +39,11 @@ SOURCE_HEADER = "x-locus-source"
 WARMUP_PAIRS = 3
 
 
-def _client(base_url: str, timeout_s: float) -> openai.AsyncOpenAI:
+def _client(base_url: str, timeout_s: float, api_key: str = "bench") -> openai.AsyncOpenAI:
     limits = httpx.Limits(max_connections=4096, max_keepalive_connections=512)
     return openai.AsyncOpenAI(
         base_url=f"{base_url}/v1",
-        api_key="bench",
+        api_key=api_key,
         max_retries=0,
         timeout=timeout_s,
         http_client=httpx.AsyncClient(limits=limits, timeout=timeout_s),
@@ -98,7 +98,11 @@ async def _probe(
     """Router-then-direct pairs of tiny requests (see the module docstring)."""
     models = sorted(router)
     pairs = []
-    # The first pairs open the connections on both ways; they are not kept.
+    # Open a pooled connection to every node first, as the router holds one to each: a direct
+    # call that had to connect would make the router look faster than it is.
+    for client in nodes.values():
+        await client.models.list()
+    # The first pairs warm both ways up further; they are not kept.
     for k in range(-WARMUP_PAIRS, n):
         model = models[k % len(models)]
         # Unique text shorter than one 2048-character block: no prefix cache on either side.
@@ -129,7 +133,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     lines = Path(args.plan).read_text().splitlines() if args.plan else []
     plan = [json.loads(line) for line in lines if line]
     horizon = (plan[-1]["at_s"] if plan else 0.0) + args.drain_s + 30
-    router = {m: _client(url, horizon) for m, url in targets["models"].items()}
+    key = targets.get("api_key", "bench")
+    router = {m: _client(url, horizon, key) for m, url in targets["models"].items()}
     nodes = {n: _client(url, 30) for n, url in targets["nodes"].items()}
     probes = await _probe(router, nodes, args.probes) if args.probes else []
     if args.probes_out:
@@ -165,7 +170,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--plan", default=None, help="JSONL plan (none: probes only)")
-    parser.add_argument("--targets", required=True, help='{"models": {M: URL}, "nodes": {N: URL}}')
+    parser.add_argument(
+        "--targets", required=True, help='{"models": {M: URL}, "nodes": {N: URL}, "api_key": K}'
+    )
     parser.add_argument("--out", default=None)
     parser.add_argument("--probes", type=int, default=0)
     parser.add_argument("--probes-out", default=None)
