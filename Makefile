@@ -10,7 +10,7 @@ NPM_STAMP := $(FRONTEND)/node_modules/.installed
 FRONTEND_SOURCES := $(shell find $(FRONTEND)/src $(FRONTEND)/public -type f 2>/dev/null) \
 	$(wildcard $(FRONTEND)/index.html $(FRONTEND)/vite.config.ts $(FRONTEND)/tsconfig.json)
 
-.PHONY: setup run test lint migrate frontend results api-schema
+.PHONY: setup run test lint migrate frontend results api-schema bench-routers
 
 setup: $(STAMP) .env frontend migrate
 
@@ -77,3 +77,11 @@ lint: setup
 # docs/results/reports/ (tools/results needs only the standard library, so no set-up).
 results:
 	$(PYTHON) -m tools.results
+
+# Side-by-side benchmark of OpenAI routers over the emulated fleet (docs/router-benchmark.md):
+# the peer routers and the replay's OpenAI client live in their own venv, never the product's.
+# Options through BENCH_ARGS, e.g. BENCH_ARGS="--quick" or "--routers round-robin".
+BENCH_VENV ?= var/bench-venv
+bench-routers: $(STAMP)
+	bash tests/bench/routers/setup_bench_env.sh $(BENCH_VENV)
+	$(PY) tests/bench/bench_routers.py --bench-venv $(BENCH_VENV) $(BENCH_ARGS)
