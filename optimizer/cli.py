@@ -12,6 +12,7 @@ from pathlib import Path
 
 from optimizer import argtypes
 from optimizer.calibration.run import DEFAULT_MIN_SAMPLES
+from optimizer.commands import heldout
 from optimizer.commands.fleet import cmd_bench_decide, cmd_bench_scorer, cmd_gen_fleet
 from optimizer.commands.replay import (
     cmd_bench,
@@ -188,6 +189,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="held-out trace for the final evaluation against every heuristic",
     )
+    tr.add_argument(
+        "--heldout-fine-tune",
+        action="store_true",
+        help="allow one held-out suite fleet (optimizer/topologies/heldout/), alone and with "
+        "--init: the suite's fine-tuned row; never ship or select with its output",
+    )
     tr.add_argument("--eval-loads", type=argtypes.positives, default=[1.0, 3.5], help="e.g. 1,3.5")
     tr.add_argument("--eval-seeds", type=argtypes.naturals, default=[0, 1, 2], help="e.g. 0,1,2")
     tr.set_defaults(func=cmd_train)
@@ -231,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gen.add_argument("--out", required=True, help="topology YAML to write")
     gen.set_defaults(func=cmd_gen_fleet)
+
+    heldout.add_parser(commands)
 
     pol = commands.add_parser("policies", help="list the built-in policies and the generalist")
     pol.add_argument("--seed", type=argtypes.natural, default=0, help="accepted for uniformity")

@@ -28,6 +28,7 @@ from console.policies.fanout import fan_out
 from console.policies.models import TrainingRun
 from console.policies.services import policy_register
 from console.twin.services import twin_inputs
+from optimizer.heldout.guard import refuse_heldout
 from optimizer.rl.replays import Job
 from optimizer.topology_files import dump_topology
 
@@ -131,6 +132,8 @@ def training_execute(*, run_id: int) -> None:
         topology_path = out / "topology.yaml"
         fleet = twin.topology or inventory_topology()
         topology_path.write_text(dump_topology(fleet), encoding="utf-8")
+        # Training and model selection never see the held-out suite (issue #26).
+        refuse_heldout([topology_path])
         TrainingRun.objects.filter(pk=run_id).update(
             status=JobStatus.RUNNING, artifact_dir=str(out)
         )

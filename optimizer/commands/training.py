@@ -10,6 +10,7 @@ from typing import Any
 
 from optimizer.commands.replay import progress_shown
 from optimizer.errors import InputFileError
+from optimizer.heldout.guard import refuse_heldout
 
 
 def _format_progress(metrics: dict[str, Any]) -> str | None:
@@ -35,6 +36,12 @@ def _format_progress(metrics: dict[str, Any]) -> str | None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    # Training and model selection never see the held-out suite (issue #26).
+    refuse_heldout(
+        [args.topology, *args.extra_topologies],
+        allow_fine_tune=args.heldout_fine_tune,
+        init=args.init,
+    )
     # Imported here: torch and stable-baselines3 are slow to import and only training needs them.
     from tqdm import tqdm
 

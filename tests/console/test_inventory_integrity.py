@@ -320,7 +320,7 @@ def test_an_import_that_breaks_entries_it_keeps_is_refused(
     assert Node.objects.get(name="muc-l4-2").served_models.count() == 2
 
 
-@pytest.mark.parametrize("path", sorted(TOPOLOGIES.glob("*.yaml")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(TOPOLOGIES.rglob("*.yaml")), ids=lambda p: p.name)
 def test_the_shipped_topologies_follow_the_name_rule(path: Path) -> None:
     from console.inventory.services import topology_name_problems
     from optimizer.topology_files import load_topology

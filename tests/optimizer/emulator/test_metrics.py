@@ -14,11 +14,11 @@ import yaml
 from optimizer.emulator import EmulatedFleet, FleetThread
 from optimizer.emulator.metrics import render_vllm
 from optimizer.topology_files import load_topology, parse_topology
+from telemetry.ingest import accepted_window
 from telemetry.mapping import map_scrape
 from telemetry.parsing import parse_prometheus_text
 from telemetry.scraping import scrape_target
 from telemetry.selectors import latest_node_state
-from telemetry.services import accepted_window
 from tests.conftest import CONTRACT_EXAMPLE, REPO
 
 pytestmark = pytest.mark.django_db

@@ -1,0 +1,154 @@
+"""`heldout-suite`: judge the zero-shot (and fine-tuned) learned policy on the held-out fleets
+against every heuristic and the oracle (`optimizer.heldout`), write the JSON report and print
+the Markdown table."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from optimizer import argtypes
+from optimizer.commands.replay import progress_shown, write_json
+from optimizer.errors import InputFileError
+from optimizer.policies import GENERALIST, POLICY_NAMES
+
+if TYPE_CHECKING:
+    from optimizer.heldout.run import SuiteConfig
+
+
+def add_parser(commands: Any) -> None:
+    """Register `heldout-suite` on the CLI's subparsers."""
+    hs = commands.add_parser(
+        "heldout-suite",
+        help="judge learned policies on the held-out fleets x shipped traces x loads",
+    )
+    hs.add_argument(
+        "--zero-shot",
+        type=argtypes.name,
+        default=GENERALIST,
+        help="policy judged zero-shot: 'generalist' (default), a train output directory or a "
+        "heuristic's name",
+    )
+    hs.add_argument(
+        "--fine-tuned",
+        type=argtypes.name,
+        default=None,
+        metavar="DIR",
+        help="directory with one fine-tuned policy per fleet, in a subdirectory named after it",
+    )
+    hs.add_argument(
+        "--heuristics",
+        type=argtypes.names,
+        default=list(POLICY_NAMES),
+        help="heuristics the best one is picked from (default: every built-in)",
+    )
+    hs.add_argument("--seeds", type=argtypes.naturals, default=[0, 1, 2], help="e.g. 0,1,2")
+    hs.add_argument(
+        "--limit", type=argtypes.count, default=4000, help="requests per replay (trace head)"
+    )
+    hs.add_argument(
+        "--telemetry-interval",
+        type=argtypes.positive,
+        default=10.0,
+        metavar="S",
+        help="policies see node state through telemetry S seconds apart (default 10)",
+    )
+    hs.add_argument(
+        "--workers", type=argtypes.count, default=2, help="processes running replays (default 2)"
+    )
+    hs.add_argument("--fleets", type=argtypes.names, default=None, help="only these fleets")
+    hs.add_argument(
+        "--traces", type=argtypes.names, default=None, help="only these shipped trace files"
+    )
+    hs.add_argument(
+        "--report", type=argtypes.name, required=True, help="write the JSON report here"
+    )
+    hs.add_argument(
+        "--table", type=argtypes.name, default=None, help="also write the Markdown table here"
+    )
+    hs.add_argument(
+        "--seed", type=argtypes.natural, default=0, help="accepted for uniformity; see --seeds"
+    )
+    hs.set_defaults(func=cmd_heldout_suite)
+
+
+def _policy_dir_problems(option: str, path: Path) -> list[str]:
+    """What keeps `path` from being a directory written by `train` (docs/contracts.md §3)."""
+    if not path.is_dir():
+        return [f"{option}: {path} is neither a policy name nor a directory"]
+    missing = [name for name in ("scorer.pt", "policy.json") if not (path / name).is_file()]
+    if missing:
+        return [f"{option}: {path} is not a train output: no {' or '.join(missing)}"]
+    return []
+
+
+def _config(args: argparse.Namespace) -> SuiteConfig:
+    """The run's configuration, every option checked before the first replay."""
+    from optimizer.heldout.run import SuiteConfig
+    from optimizer.heldout.suite import cells
+
+    problems = []
+    unknown = sorted(set(args.heuristics) - set(POLICY_NAMES))
+    if unknown:
+        problems.append(
+            f"--heuristics: unknown {', '.join(unknown)}; built-in: {', '.join(POLICY_NAMES)}"
+        )
+    if not args.seeds:
+        problems.append("--seeds: give at least one seed")
+    if args.workers > (os.cpu_count() or 1):
+        problems.append(f"--workers: at most {os.cpu_count() or 1} on this machine")
+    if args.zero_shot not in (GENERALIST, *POLICY_NAMES):
+        problems += _policy_dir_problems("--zero-shot", Path(args.zero_shot))
+    try:
+        suite = cells(args.fleets, args.traces)
+    except ValueError as exc:
+        problems.append(f"--fleets/--traces: {exc}")
+        suite = []
+    if args.fine_tuned is not None:
+        root = Path(args.fine_tuned)
+        if not root.is_dir():
+            problems.append(f"--fine-tuned: {root} is not a directory")
+        for fleet in sorted({c.fleet for c in suite}):
+            if (root / fleet).is_dir():
+                problems += _policy_dir_problems("--fine-tuned", root / fleet)
+    if problems:
+        raise InputFileError("heldout-suite", problems)
+    return SuiteConfig(
+        heuristics=tuple(args.heuristics),
+        zero_shot=args.zero_shot,
+        fine_tuned=args.fine_tuned,
+        seeds=tuple(args.seeds),
+        limit=args.limit,
+        telemetry_interval_s=args.telemetry_interval,
+        workers=args.workers,
+        fleets=tuple(args.fleets) if args.fleets else None,
+        traces=tuple(args.traces) if args.traces else None,
+    )
+
+
+def cmd_heldout_suite(args: argparse.Namespace) -> int:
+    # Imported here: the replay machinery is only needed when the suite runs.
+    from optimizer.heldout.run import run_suite
+    from optimizer.heldout.table import render
+
+    config = _config(args)
+    try:
+        report = run_suite(config, progress_shown())
+    except InputFileError:
+        raise
+    except ValueError as exc:
+        raise InputFileError("heldout-suite", [f"heldout-suite: {exc}"]) from exc
+    write_json(Path(args.report), report)
+    table = render(report)
+    if args.table:
+        path = Path(args.table)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(table, encoding="utf-8")
+        except OSError as exc:
+            raise InputFileError(str(path), [f"{path}: cannot write: {exc.strerror}"]) from exc
+    print(table)
+    print(f"report: {args.report} ({report['wall_seconds']:.0f} s)")
+    return 0

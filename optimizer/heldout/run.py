@@ -1,0 +1,252 @@
+"""Run the held-out suite and assemble its report.
+
+Every replay is a trace job of `optimizer.rl.replays`, the machinery `evaluate`'s arrivals and
+the console's evaluations share: for each cell (fleet, trace, load) and seed, the trace's first
+`limit` requests are replayed at the load that offers the cell's utilisation of the fleet's
+capacity (`optimizer.capacity`, as `--utilisation` does), sources and models drawn with the
+seed, node state seen through telemetry `telemetry_interval_s` apart, once per heuristic, for
+the zero-shot policy, for the fleet's fine-tuned policy when there is one, and for the oracle.
+Jobs are independent, so they run over `workers` processes and the report does not depend on
+how many.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation
+from optimizer.heldout import goals
+from optimizer.heldout.suite import Cell, cells
+from optimizer.policies import GENERALIST, POLICY_NAMES
+from optimizer.rl.replays import ORACLE, Job, run_replay, trace_job
+from optimizer.topology_files import load_topology
+from optimizer.traces import load_trace
+
+ZERO_SHOT: goals.Role = "zero-shot"
+FINE_TUNED: goals.Role = "fine-tuned"
+METRICS = ("slo_attainment", "ttft_mean_ms", "ttft_p95_ms", "cost_per_1k_requests")
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteConfig:
+    """What one run of the suite measures."""
+
+    heuristics: tuple[str, ...] = POLICY_NAMES
+    """The heuristics the best one is picked from (every built-in by default)."""
+    zero_shot: str = GENERALIST
+    """The policy judged zero-shot: `generalist`, a directory written by `train`, or a
+    heuristic's name (a baseline, or a cheap stand-in in tests)."""
+    fine_tuned: str | None = None
+    """A directory with one fine-tuned policy per fleet, in a subdirectory named after it."""
+    seeds: tuple[int, ...] = (0, 1, 2)
+    limit: int = 4000
+    """Requests per replay: the first `limit` of the trace."""
+    telemetry_interval_s: float | None = 10.0
+    workers: int = 2
+    fleets: tuple[str, ...] | None = None
+    """Only these fleets (default: every one)."""
+    traces: tuple[str, ...] | None = None
+    """Only these shipped traces, by file name (default: every one)."""
+
+
+def fine_tuned_dirs(config: SuiteConfig, fleets: Sequence[str]) -> dict[str, str]:
+    """The fine-tuned policy of each fleet that has one; ValueError if `fine_tuned` is given
+    but holds none for the fleets run."""
+    if config.fine_tuned is None:
+        return {}
+    root = Path(config.fine_tuned)
+    found = {f: str(root / f) for f in fleets if (root / f).is_dir()}
+    if not found:
+        raise ValueError(
+            f"{root}: no fine-tuned policy for any fleet run; expected subdirectories named "
+            f"{', '.join(fleets)}"
+        )
+    return found
+
+
+def plan(config: SuiteConfig) -> tuple[list[Cell], list[tuple[int, str, int]], list[Job]]:
+    """The suite's cells, and its jobs with their keys (cell index, role, seed): the role is a
+    heuristic's name, `zero-shot`, `fine-tuned` or `oracle`."""
+    suite = cells(
+        list(config.fleets) if config.fleets else None,
+        list(config.traces) if config.traces else None,
+    )
+    tuned = fine_tuned_dirs(config, sorted({c.fleet for c in suite}))
+    capacity: dict[str, FleetCapacity] = {}
+    mixes: dict[str, TokenMix] = {}
+    keys: list[tuple[int, str, int]] = []
+    jobs: list[Job] = []
+    for index, cell in enumerate(suite):
+        if cell.fleet not in capacity:
+            capacity[cell.fleet] = FleetCapacity(load_topology(cell.topology_path))
+        if cell.trace not in mixes:
+            mixes[cell.trace] = TokenMix.of(load_trace(cell.trace_path, limit=config.limit))
+        load = load_for_utilisation(capacity[cell.fleet], mixes[cell.trace], cell.utilisation)
+        roles = [(h, h) for h in config.heuristics] + [(ZERO_SHOT, config.zero_shot)]
+        if cell.fleet in tuned:
+            roles.append((FINE_TUNED, tuned[cell.fleet]))
+        roles.append((ORACLE, ORACLE))
+        for seed in config.seeds:
+            for role, spec in roles:
+                keys.append((index, role, seed))
+                jobs.append(
+                    trace_job(
+                        topology=str(cell.topology_path),
+                        trace=str(cell.trace_path),
+                        policy=spec,
+                        load=load,
+                        seed=seed,
+                        limit=config.limit,
+                        full_report=role == ORACLE,
+                        telemetry_interval_s=config.telemetry_interval_s,
+                    )
+                )
+    return suite, keys, jobs
+
+
+def execute(jobs: Sequence[Job], workers: int, progress: bool) -> list[dict[str, Any]]:
+    """Every job's result, in job order, over `workers` processes (1: in this one)."""
+    bar = tqdm(total=len(jobs), desc="heldout-suite", unit="replay", disable=not progress)
+    results: list[dict[str, Any]] = []
+    if workers <= 1:
+        for job in jobs:
+            results.append(run_replay(job))
+            bar.update()
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for result in pool.map(run_replay, jobs):
+                results.append(result)
+                bar.update()
+    bar.close()
+    return results
+
+
+def _stats(values: list[float]) -> dict[str, Any]:
+    return {"mean": float(np.mean(values)), "std": float(np.std(values)), "runs": values}
+
+
+def _finite(value: float) -> float | None:
+    # A report is JSON (allow_nan=False): a ratio to a zero TTFT has no value.
+    return value if np.isfinite(value) else None
+
+
+def _verdict(
+    role: goals.Role, regime: goals.Regime, ours: goals.Summary, best: goals.Summary
+) -> dict[str, Any]:
+    v = goals.judge(role, regime, ours, best)
+    return {
+        "passed": v.passed,
+        "bar": v.bar,
+        "margin_pt": v.margin_pt,
+        "ttft_mean_ratio": _finite(v.ttft_mean_ratio),
+        "ttft_p95_ratio": _finite(v.ttft_p95_ratio),
+    }
+
+
+def _summary(runs: dict[str, list[float]]) -> goals.Summary:
+    return goals.Summary(*(float(np.mean(runs[m])) for m in METRICS))
+
+
+def assemble(
+    config: SuiteConfig,
+    suite: Sequence[Cell],
+    keys: Sequence[tuple[int, str, int]],
+    results: Sequence[dict[str, Any]],
+    wall_seconds: float,
+) -> dict[str, Any]:
+    """The suite's JSON report from the jobs' `results` (in `keys` order)."""
+    runs: list[dict[str, dict[str, list[float]]]] = [{} for _ in suite]
+    context: list[dict[str, float]] = [{} for _ in suite]
+    for (index, role, _seed), result in zip(keys, results, strict=True):
+        context[index] = {"load": result["load"], "utilisation": result["utilisation"]}
+        if role == ORACLE:
+            values = {
+                "slo_attainment": result["slo_attainment"],
+                "ttft_mean_ms": result["ttft_ms"]["mean"],
+            }
+        else:
+            values = {m: result[m] for m in METRICS}
+        for m, value in values.items():
+            runs[index].setdefault(role, {}).setdefault(m, []).append(float(value))
+    out_cells = []
+    for index, cell in enumerate(suite):
+        by_role = runs[index]
+        summaries = {h: _summary(by_role[h]) for h in config.heuristics}
+        best = goals.best_heuristic(summaries)
+        oracle = float(np.mean(by_role[ORACLE]["slo_attainment"]))
+        regime = goals.regime(summaries[best].slo_attainment, oracle, cell.utilisation)
+        verdicts = {
+            role: _verdict(role, regime, _summary(by_role[role]), summaries[best])
+            for role in (ZERO_SHOT, FINE_TUNED)
+            if role in by_role
+        }
+        out_cells.append(
+            {
+                "fleet": cell.fleet,
+                "trace": cell.trace,
+                "label": cell.label,
+                "utilisation": cell.utilisation,
+                "load": context[index]["load"],
+                "regime": regime,
+                "best_heuristic": best,
+                "policies": {
+                    role: {m: _stats(v) for m, v in metrics.items()}
+                    for role, metrics in by_role.items()
+                },
+                "goals": verdicts,
+            }
+        )
+    return {
+        "suite": "heldout",
+        "config": {
+            "heuristics": list(config.heuristics),
+            "zero_shot": config.zero_shot,
+            "fine_tuned": config.fine_tuned,
+            "seeds": list(config.seeds),
+            "limit": config.limit,
+            "telemetry_interval_s": config.telemetry_interval_s,
+            "workers": config.workers,
+        },
+        "rules": {
+            "best_heuristic": "highest mean SLO attainment over the seeds; ties: lower mean TTFT",
+            "heavy": f"best heuristic below {goals.HEAVY_SHARE_OF_ORACLE:g} x the oracle's "
+            "attainment",
+            "light": f"not heavy, utilisation <= {goals.LIGHT_MAX_UTILISATION:g}",
+            "moderate": "every other cell",
+        },
+        "cells": out_cells,
+        "fleets": fleet_summary(out_cells),
+        "wall_seconds": wall_seconds,
+    }
+
+
+def fleet_summary(out_cells: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per fleet: the regimes its cells reached and how many goals each learned role met."""
+    fleets: dict[str, Any] = {}
+    for cell in out_cells:
+        entry = fleets.setdefault(cell["fleet"], {"regimes": [], "goals": {}})
+        if cell["regime"] not in entry["regimes"]:
+            entry["regimes"].append(cell["regime"])
+        for role, verdict in cell["goals"].items():
+            tally = entry["goals"].setdefault(role, {"passed": 0, "cells": 0})
+            tally["cells"] += 1
+            tally["passed"] += int(verdict["passed"])
+    for entry in fleets.values():
+        entry["every_regime"] = set(entry["regimes"]) == {"light", "moderate", "heavy"}
+    return fleets
+
+
+def run_suite(config: SuiteConfig, progress: bool = False) -> dict[str, Any]:
+    """Plan, run and assemble the suite (see the module docstring)."""
+    started = time.perf_counter()
+    suite, keys, jobs = plan(config)
+    results = execute(jobs, config.workers, progress)
+    return assemble(config, suite, keys, results, time.perf_counter() - started)
