@@ -209,7 +209,10 @@ def api_call(base: str, key: str, method: str, path: str, body: object | None = 
         return json.loads(response.read() or b"null")
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps an event loop running in the main
+# thread while it is open, so every later test calling asyncio.run() (the emulator's) would
+# fail with "cannot be called from a running event loop" if it stayed open to the session's end.
+@pytest.fixture(scope="package")
 def browser(console_url: str) -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
