@@ -5,6 +5,7 @@ the router serving in a thread of the test process."""
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,6 +16,7 @@ import yaml
 from console.access.keyring import digest_of, keyring
 from console.placement.doors.router.app import RouterServer
 from console.placement.engine.runtime import Runtime, runtime
+from console.placement.models import DecisionRecord
 from optimizer.emulator import FleetThread
 from optimizer.topology_files import parse_topology
 
@@ -53,10 +55,21 @@ FLEET: dict[str, Any] = {
 
 
 @pytest.fixture
-def emulated() -> Iterator[FleetThread]:
-    """FLEET's nodes as emulated endpoints on ephemeral ports (a fresh fleet per test: one
-    test stops a node)."""
-    with FleetThread(parse_topology(yaml.safe_dump(FLEET)), port_base=0) as fleet:
+def down_nodes() -> tuple[str, ...]:
+    """Nodes the emulated fleet serves as `down` (503 to every call; the inventory still
+    has them active). A test parametrizes this to change it."""
+    return ()
+
+
+@pytest.fixture
+def emulated(down_nodes: tuple[str, ...]) -> Iterator[FleetThread]:
+    """FLEET's nodes as emulated endpoints on ephemeral ports (a fresh fleet per test: tests
+    stop nodes)."""
+    data = copy.deepcopy(FLEET)
+    for node in data["nodes"]:
+        if node["name"] in down_nodes:
+            node["state"] = "down"
+    with FleetThread(parse_topology(yaml.safe_dump(data)), port_base=0) as fleet:
         yield fleet
 
 
@@ -104,3 +117,24 @@ def post(router: RouterServer, service_key: str) -> Callable[..., requests.Respo
         return requests.post(router.url + path, json=body, headers=headers, timeout=10, **options)
 
     return send
+
+
+def eventually(check: Callable[[], bool], timeout_s: float = 5.0) -> None:
+    """Until `check()` holds: the router records an outcome just after the answer's last
+    byte leaves, so a client can read the end a moment before the record is made."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        assert time.monotonic() < deadline, "not reached in time"
+        time.sleep(0.01)
+
+
+def recorded(rt: Runtime, decision_id: str) -> DecisionRecord:
+    """The decision's record once its outcome is written (the router thread reports it, the
+    test's thread writes what the recorder holds)."""
+
+    def written() -> bool:
+        rt.recorder.flush()
+        return DecisionRecord.objects.filter(pk=decision_id, ok__isnull=False).exists()
+
+    eventually(written)
+    return DecisionRecord.objects.get(pk=decision_id)
