@@ -38,8 +38,14 @@ FLEET: dict[str, Any] = {
         {"name": "m2", "memory_gib": 16, "kv_bytes_per_token": 1000},
     ],
     "profiles": [
-        {"model": m, "accelerator": "big", "prefill_tokens_per_s": 100_000,
-         "decode_step_ms": 40, "decode_step_ms_per_seq": 0.1, "max_batch": 64}
+        {
+            "model": m,
+            "accelerator": "big",
+            "prefill_tokens_per_s": 100_000,
+            "decode_step_ms": 40,
+            "decode_step_ms_per_seq": 0.1,
+            "max_batch": 64,
+        }
         for m in ("m1", "m2")
     ],  # fmt: skip
     "nodes": [
@@ -48,9 +54,7 @@ FLEET: dict[str, Any] = {
         {"name": "us1", "site": "far", "accelerator": "big", "usd_per_hour": 1.0, "models": ["m2"]},
     ],
     "sources": [{"name": "app", "site": "here", "share": 1.0, "slo": "interactive"}],
-    "slos": [
-        {"name": "interactive", "ttft_p95_ms": 5000, "e2e_p95_ms": 30000, "residency": "EU"}
-    ],
+    "slos": [{"name": "interactive", "ttft_p95_ms": 5000, "e2e_p95_ms": 30000, "residency": "EU"}],
 }
 
 

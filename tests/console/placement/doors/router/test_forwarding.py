@@ -86,4 +86,8 @@ def test_a_5xx_from_the_last_node_is_relayed_and_counts_against_it(
     assert answer.status_code == 503
     error = answer.json()["error"]
     assert error["code"] == "no_eligible_node"
-    assert error["reasons"] == {"n1": "breaker_open", "n2": "breaker_open", "us1": "model_not_served"}
+    assert error["reasons"] == {
+        "n1": "breaker_open",
+        "n2": "breaker_open",
+        "us1": "model_not_served",
+    }
