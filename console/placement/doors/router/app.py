@@ -27,6 +27,7 @@ from console.placement.doors.router.auth import caller_of
 from console.placement.doors.router.errors import RouterError
 from console.placement.doors.router.forwarding import Upstream
 from console.placement.doors.router.handler import STREAMING, CompletionHandler
+from console.placement.doors.router.metrics import ROUTER_CALLS
 from console.placement.engine.runtime import runtime
 
 logger = logging.getLogger(__name__)
@@ -40,19 +41,25 @@ BACKLOG = 1024
 async def openai_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Every error in OpenAI's shape (`errors.py`), a crash as a logged 500."""
     try:
-        return await handler(request)
+        response = await handler(request)
     except RouterError as exc:
+        ROUTER_CALLS.labels(status=f"{exc.status // 100}xx").inc()
         return exc.response()
     except web.HTTPException as exc:  # aiohttp's own: unknown path (404), wrong method (405)
         if exc.status < 400:
             raise
+        ROUTER_CALLS.labels(status=f"{exc.status // 100}xx").inc()
         error = RouterError(exc.status, f"{request.method} {request.path}: {exc.reason}.")
         return error.response()
     except Exception:
         if request.get(STREAMING):
+            ROUTER_CALLS.labels(status="cut").inc()
             raise  # past the first byte: aiohttp cuts the connection
         logger.exception("router failed on %s", request.path)
+        ROUTER_CALLS.labels(status="5xx").inc()
         return RouterError(500, "The router failed; it logged the cause.").response()
+    ROUTER_CALLS.labels(status=f"{response.status // 100}xx").inc()
+    return response
 
 
 class Routes:

@@ -122,10 +122,15 @@ async def _relay(
     events = upstream.content_type == "text/event-stream"
     if not events:
         parts = []
-        async for part in upstream.content.iter_any():
-            if times.first_token is None:
-                times.first_token = time.monotonic()
-            parts.append(part)
+        try:
+            async for part in upstream.content.iter_any():
+                if times.first_token is None:
+                    times.first_token = time.monotonic()
+                parts.append(part)
+        except aiohttp.ClientError as exc:
+            raise RouterError(502, f"Node {times.node} failed mid-answer: {exc}").with_headers(
+                extra
+            ) from None
         body = b"".join(parts)
         times.ended = time.monotonic()
         times.complete = True

@@ -12,7 +12,9 @@ ROUTER_SECONDS = Histogram(
     buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1),
 )
 ROUTER_CALLS = Counter(
-    "locus_router_calls_total", "Calls answered, by HTTP status class.", ["status"]
+    "locus_router_calls_total",
+    "Requests answered, by HTTP status class (`cut`: a node failed past the first byte).",
+    ["status"],
 )
 ROUTER_RETRIES = Counter(
     "locus_router_retries_total",

@@ -42,6 +42,7 @@ def test_metrics_show_the_routers_own_series(router: RouterServer, service_key: 
     requests.post(router.url + "/v1/completions", json=body, headers=headers, timeout=10)
     text = requests.get(router.url + "/metrics", timeout=5).text
     assert "locus_router_overhead_seconds_bucket" in text
+    assert 'locus_router_calls_total{status="2xx"}' in text
     assert "locus_decisions_total" in text or "locus_decision" in text
 
 

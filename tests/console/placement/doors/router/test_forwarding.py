@@ -91,3 +91,18 @@ def test_a_5xx_from_the_last_node_is_relayed_and_counts_against_it(
         "n2": "breaker_open",
         "us1": "model_not_served",
     }
+
+
+def test_a_node_that_fails_mid_answer_cuts_the_client_and_counts_against_it(
+    post: Callable[..., requests.Response], emulated: FleetThread, fleet: Runtime
+) -> None:
+    answer = post("/v1/completions", {**BODY, "max_tokens": 5000}, stream=True)
+    lines = answer.iter_lines()
+    assert next(lines).startswith(b"data: ")
+    node = answer.headers["x-locus-node"]
+    emulated.stop_node(node)  # its open answers are cut
+    with pytest.raises(requests.exceptions.ChunkedEncodingError):
+        for _ in lines:
+            pass
+    record = recorded(fleet, answer.headers["x-locus-decision-id"])
+    assert record.ok is False and record.ttft_ms is None
