@@ -25,6 +25,7 @@ import re
 import statistics
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,8 @@ async def _ttft(
 async def _background(
     session: aiohttp.ClientSession, url: str, headers: dict[str, str], rate: float, stop: float
 ) -> int:
+    if rate <= 0:
+        return 0
     rng = random.Random(1)
     calls: list[asyncio.Task[Any]] = []
     while time.monotonic() < stop:
@@ -101,9 +104,9 @@ async def _probes(
     return pairs
 
 
-def _pct(values: list[float], q: float) -> float:
+def _spread(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+    return {f"p{q}": ordered[min(len(ordered) - 1, q * len(ordered) // 100)] for q in (50, 99)}
 
 
 async def _run(
@@ -112,46 +115,32 @@ async def _run(
     headers = {"Authorization": f"Bearer {key}", "x-locus-source": source}
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as session:
-        warm = [
-            await _ttft(
-                session,
-                router,
-                {"model": "llama-3.1-8b", "prompt": "warm", "max_tokens": 1, "stream": True},
-                headers,
-            )
-            for _ in range(20)
-        ]
-        del warm
-        stop = time.monotonic() + args.probes * 0.12 + 5
+        warm = {"model": "llama-3.1-8b", "prompt": "warm", "max_tokens": 1, "stream": True}
+        for _ in range(20):  # connections open, code paths warm
+            await _ttft(session, router, warm, headers)
+        began = time.monotonic()
+        stop = began + args.probes * 0.12 + 5
         background = asyncio.create_task(_background(session, router, headers, args.rate, stop))
         await asyncio.sleep(3)  # the load reaches its level
         pairs = await _probes(session, router, nodes, headers, args.probes)
         sent = await background
+        elapsed = time.monotonic() - began
     added = [(t - d) * 1000 for t, d in pairs]
     return {
         "background_calls": sent,
+        "background_calls_per_s": sent / elapsed,
         "probe_pairs": len(pairs),
-        "added_ms": {
-            "p50": _pct(added, 0.5),
-            "p99": _pct(added, 0.99),
-            "mean": statistics.fmean(added),
-        },
-        "router_ttft_ms": {
-            "p50": _pct([t * 1000 for t, _ in pairs], 0.5),
-            "p99": _pct([t * 1000 for t, _ in pairs], 0.99),
-        },
-        "direct_ttft_ms": {
-            "p50": _pct([d * 1000 for _, d in pairs], 0.5),
-            "p99": _pct([d * 1000 for _, d in pairs], 0.99),
-        },
+        "added_ms": {**_spread(added), "mean": statistics.fmean(added)},
+        "router_ttft_ms": _spread([t * 1000 for t, _ in pairs]),
+        "direct_ttft_ms": _spread([d * 1000 for _, d in pairs]),
     }
 
 
-def _overhead_us(metrics: str) -> dict[str, float]:
-    """Mean of locus_router_overhead_seconds (µs) from the router's /metrics."""
-    total = float(re.search(r"^locus_router_overhead_seconds_sum (\S+)$", metrics, re.M).group(1))  # type: ignore[union-attr]
-    count = float(re.search(r"^locus_router_overhead_seconds_count (\S+)$", metrics, re.M).group(1))  # type: ignore[union-attr]
-    return {"mean_us": total / count * 1e6, "calls": count}
+def _overhead(router: str) -> tuple[float, float]:
+    """(seconds, calls) of locus_router_overhead_seconds from the router's /metrics."""
+    text = urllib.request.urlopen(router + "/metrics").read().decode()
+    found = dict(re.findall(r"^locus_router_overhead_seconds_(sum|count) (\S+)$", text, re.M))
+    return float(found["sum"]), float(found["count"])
 
 
 def main() -> int:
@@ -180,27 +169,15 @@ def main() -> int:
         )
         fleets.wait_ready(running.urls, running.api_key, timeout_s=120)
         router = running.urls["llama-3.1-8b"]
-        cpu0 = fleets.tree_cpu_s(running.pids[:1])
-        import urllib.request
-
-        before = _overhead_us(urllib.request.urlopen(router + "/metrics").read().decode())
-        result = asyncio.run(
-            _run(
-                args,
-                router + "/v1/completions",
-                served.urls,
-                running.api_key,
-                served.source or topology.sources[0].name,
-            )
-        )
-        cpu1 = fleets.tree_cpu_s(running.pids[:1])
-        after = _overhead_us(urllib.request.urlopen(router + "/metrics").read().decode())
-        calls = after["calls"] - before["calls"]
+        source = served.source or topology.sources[0].name
+        cpu0, (spent0, calls0) = fleets.tree_cpu_s(running.pids[:1]), _overhead(router)
+        url = router + "/v1/completions"
+        result = asyncio.run(_run(args, url, served.urls, running.api_key, source))
+        cpu1, (spent1, calls1) = fleets.tree_cpu_s(running.pids[:1]), _overhead(router)
+        calls = calls1 - calls0
         result["router_cpu_us_per_call"] = (cpu1 - cpu0) / calls * 1e6
-        result["decision_path_us_mean"] = (
-            (after["mean_us"] * after["calls"]) - (before["mean_us"] * before["calls"])
-        ) / calls
-        result["rate_per_s"] = args.rate
+        result["decision_path_us_mean"] = (spent1 - spent0) / calls * 1e6
+        result["offered_rate_per_s"] = args.rate
     finally:
         if running is not None:
             running.stop()
