@@ -4,6 +4,7 @@ nothing, counts on the node's breaker, and opens it after enough calls."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import requests
@@ -106,3 +107,32 @@ def test_a_node_that_fails_mid_answer_cuts_the_client_and_counts_against_it(
             pass
     record = recorded(fleet, answer.headers["x-locus-decision-id"])
     assert record.ok is False and record.ttft_ms is None
+
+
+def _client_sockets(port: int) -> dict[str, int]:
+    """TCP sockets whose remote port is `port`, by state (proc(5), /proc/net/tcp: 01
+    ESTABLISHED, 06 TIME_WAIT, the state a closing side is left in)."""
+    states: dict[str, int] = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[2].rpartition(":")[2], 16) == port:
+                states[fields[3]] = states.get(fields[3], 0) + 1
+    return states
+
+
+def test_calls_to_a_node_reuse_one_pooled_connection(
+    post: Callable[..., requests.Response],
+    emulated: FleetThread,
+    set_loads: Callable[..., None],
+) -> None:
+    port = int(emulated.urls["n1"].rpartition(":")[2])
+    before = _client_sockets(port)  # a past test's fleet may have left some on this port
+    for stream in (True, False, True, False, True):
+        set_loads(n1=(0, 0, 0.0, 0.0), n2=(40, 60, 0.9, 0.0))
+        answer = post("/v1/completions", {**BODY, "stream": stream})
+        assert answer.status_code == 200 and answer.headers["x-locus-node"] == "n1"
+    # One connection to n1 for all five calls (none closed: no new TIME_WAIT).
+    after = _client_sockets(port)
+    assert after.get("01", 0) == before.get("01", 0) + 1
+    assert after.get("06", 0) == before.get("06", 0)
