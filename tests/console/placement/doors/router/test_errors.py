@@ -25,8 +25,8 @@ def test_its_response_carries_the_status_json_and_headers() -> None:
     answer = response.response()
     assert answer.status == 404 and answer.content_type == "application/json"
     assert answer.headers["x-a"] == "1"
-    assert answer.body is not None
-    assert json.loads(bytes(answer.body))["error"]["type"] == "not_found_error"
+    assert isinstance(answer.body, bytes)
+    assert json.loads(answer.body)["error"]["type"] == "not_found_error"
 
 
 def test_a_status_without_a_named_type_is_a_server_error() -> None:
