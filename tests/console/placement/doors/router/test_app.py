@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import requests
+import yaml
 
 from console.placement.doors.router.app import RouterServer
 
@@ -26,14 +27,27 @@ def test_models_lists_the_inventorys_models(router: RouterServer, service_key: s
     assert requests.get(router.url + "/v1/models", timeout=5).status_code == 401
 
 
-def test_health_follows_the_engines_snapshot(router: RouterServer, fleet: Any) -> None:
-    assert requests.get(router.url + "/health", timeout=5).json() == {"status": "ok"}
-    snapshot = fleet.engine.snapshot
-    fleet.engine._snapshot = None
+def test_health_and_calls_wait_for_the_engines_snapshot(
+    engine_settings: Any, settings: Any
+) -> None:
+    # An empty inventory is no fleet: the engine has no snapshot yet.
+    from console.inventory.services import topology_import
+    from console.placement.engine.runtime import runtime
+    from optimizer.topology_files import parse_topology
+    from tests.console.placement.doors.router.conftest import FLEET
+
+    settings.LOCUS_ROUTER_OPEN = True
+    server = RouterServer(port=0, source="app").start()
     try:
-        assert requests.get(router.url + "/health", timeout=5).status_code == 503
+        assert requests.get(server.url + "/health", timeout=5).status_code == 503
+        body = {"model": "m1", "prompt": "Hi", "max_tokens": 1}
+        early = requests.post(server.url + "/v1/completions", json=body, timeout=5)
+        assert early.status_code == 503 and "snapshot" in early.json()["error"]["message"]
+        topology_import(topology=parse_topology(yaml.safe_dump(FLEET)))
+        assert runtime().refresh()
+        assert requests.get(server.url + "/health", timeout=5).json() == {"status": "ok"}
     finally:
-        fleet.engine._snapshot = snapshot
+        server.stop()
 
 
 def test_metrics_show_the_routers_own_series(router: RouterServer, service_key: str) -> None:

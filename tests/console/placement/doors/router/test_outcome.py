@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import pytest
 import requests
+from prometheus_client import REGISTRY
 
-from console.placement.doors.router.metrics import ROUTER_TOKENS
 from console.placement.engine.runtime import Runtime
 from console.placement.engine.writer import utcnow
 from telemetry import slo_windows
@@ -22,7 +22,8 @@ PROMPT = "Why is the sky blue? " * 20
 
 
 def _tokens(node: str, kind: str) -> float:
-    return float(ROUTER_TOKENS.labels(node=node, kind=kind)._value.get())
+    labels = {"node": node, "kind": kind}
+    return REGISTRY.get_sample_value("locus_router_tokens_total", labels) or 0.0
 
 
 def _windows() -> dict[tuple[str, str], Counts]:
