@@ -400,6 +400,24 @@ LOCUS_PICKER_ENDPOINTS: int = env.int("LOCUS_PICKER_ENDPOINTS", default=0)
 # Shed (429) when every endpoint for the model has at least this many queued requests; 0: never.
 LOCUS_PICKER_SHED_QUEUE_DEPTH: int = env.int("LOCUS_PICKER_SHED_QUEUE_DEPTH", default=0)
 
+# -- the OpenAI-compatible router (console.placement.doors.router, docs/router.md) ------------
+LOCUS_ROUTER_HOST: str = env.str("LOCUS_ROUTER_HOST", default="127.0.0.1")
+LOCUS_ROUTER_PORT: int = env.int("LOCUS_ROUTER_PORT", default=8100)
+# The request source of calls that name none (x-locus-source header or `locus_source` field).
+LOCUS_ROUTER_SOURCE: str = env.str("LOCUS_ROUTER_SOURCE", default="")
+LOCUS_ROUTER_PROCESSES: int = env.int("LOCUS_ROUTER_PROCESSES", default=1)
+# true: no service key asked (a trusted network only; docs/router.md, "Authentication").
+LOCUS_ROUTER_OPEN: bool = env.bool("LOCUS_ROUTER_OPEN", default=False)
+LOCUS_ROUTER_MAX_BODY_BYTES: int = env.int("LOCUS_ROUTER_MAX_BODY_BYTES", default=16 * 1024 * 1024)
+# Shed (429) when every eligible node has at least this many queued requests; 0: never.
+LOCUS_ROUTER_SHED_QUEUE_DEPTH: int = env.int("LOCUS_ROUTER_SHED_QUEUE_DEPTH", default=0)
+# A node that accepts no connection within this is skipped for the next fallback.
+LOCUS_ROUTER_CONNECT_TIMEOUT_SECONDS: float = env.float(
+    "LOCUS_ROUTER_CONNECT_TIMEOUT_SECONDS", default=2.0
+)
+# Sent to the nodes as `Authorization: Bearer` (vLLM's --api-key); the client's key never is.
+LOCUS_ROUTER_UPSTREAM_API_KEY: str = env.str("LOCUS_ROUTER_UPSTREAM_API_KEY", default="")
+
 # -- policies: evaluations and canaries (console.policies) -------------------------------------
 LOCUS_TRACES_DIR = Path(
     # The public traces shipped in the repository (optimizer/data/traces/README.md).

@@ -1,6 +1,6 @@
 #!/bin/sh
-# locus-entrypoint ROLE: web | worker | beat | picker | migrate | probe | picker-probe |
-#   manage ARGS...
+# locus-entrypoint ROLE: web | worker | beat | picker | router | migrate | probe |
+#   picker-probe | router-probe | manage ARGS...
 # All configuration comes from the environment (docs/settings.md lists it).
 set -eu
 role="${1:-web}"
@@ -36,6 +36,18 @@ case "$role" in
     # request source its gateway serves.
     exec python manage.py run_picker --host 0.0.0.0 "$@"
     ;;
+  router)
+    # The OpenAI-compatible router (docs/router.md); LOCUS_ROUTER_SOURCE names the request
+    # source of calls that name none.
+    exec python manage.py run_router --host 0.0.0.0 --port 8100 "$@"
+    ;;
+  router-probe)
+    # The router's health check: GET /health answers 200 once it holds an inventory snapshot.
+    exec python -c '
+import urllib.request
+urllib.request.urlopen("http://127.0.0.1:8100/health", timeout=2)
+'
+    ;;
   picker-probe)
     # The picker's health check: gRPC readiness (SERVING once it holds an inventory snapshot).
     exec python -c '
@@ -64,7 +76,7 @@ urllib.request.urlopen(urllib.request.Request(url, headers={"Host": host}), time
     exec python manage.py "$@"
     ;;
   *)
-    echo "usage: locus-entrypoint web|worker|beat|picker|migrate|probe|picker-probe|manage ARGS" >&2
+    echo "usage: locus-entrypoint web|worker|beat|picker|router|migrate|probe|picker-probe|router-probe|manage ARGS" >&2
     exit 64
     ;;
 esac

@@ -58,6 +58,7 @@ def test_the_compose_file_validates_against_the_compose_specification() -> None:
         "worker-jobs",
         "beat",
         "picker",
+        "router",
         "postgres",
         "redis",
     }
@@ -118,7 +119,7 @@ def test_services_wait_for_healthy_postgres_and_redis_and_migrations() -> None:
         "redis": {"condition": "service_healthy"},
     }
     assert services["migrate"]["depends_on"] == healthy
-    for name in ("web", "worker-telemetry", "worker-jobs", "beat", "picker"):
+    for name in ("web", "worker-telemetry", "worker-jobs", "beat", "picker", "router"):
         assert services[name]["depends_on"] == {
             **healthy,
             "migrate": {"condition": "service_completed_successfully"},
@@ -203,7 +204,19 @@ def test_the_picker_service_publishes_ext_proc_and_probes_readiness() -> None:
     assert picker["command"] == ["picker"]
     assert picker["ports"] == ["${LOCUS_PICKER_PORT:-9002}:9002"]
     assert picker["healthcheck"]["test"] == ["CMD", "locus-entrypoint", "picker-probe"]
-    assert re.search(r"^EXPOSE 8000 9002 9003 9090$", (DOCKER / "Dockerfile").read_text(), re.M)
+    dockerfile = (DOCKER / "Dockerfile").read_text()
+    assert re.search(r"^EXPOSE 8000 8100 9002 9003 9090$", dockerfile, re.M)
+
+
+def test_the_router_service_publishes_its_port_on_loopback_and_probes_health() -> None:
+    router = _services()["router"]
+    assert router["command"] == ["router"]
+    published = "${LOCUS_PUBLISH_ADDRESS:-127.0.0.1}:${LOCUS_ROUTER_PORT:-8100}:8100"
+    assert router["ports"] == [published]
+    assert router["healthcheck"]["test"] == ["CMD", "locus-entrypoint", "router-probe"]
+    assert router["environment"]["LOCUS_ROUTER_OPEN"] == "${LOCUS_ROUTER_OPEN:-false}"
+    entry = (DOCKER / "entrypoint.sh").read_text()
+    assert "run_router --host 0.0.0.0 --port 8100" in entry
 
 
 @pytest.mark.django_db

@@ -24,7 +24,8 @@ from typing import Any
 
 from optimizer.topology_files import load_topology
 from routers import fleet as fleets
-from routers.peers import RouterSpec, peer_routers
+from routers.locus import locus_routers
+from routers.peers import FleetTarget, RouterSpec, peer_routers
 from routers.plan import make_plan, write_plan
 from routers.plots import write_plots
 from routers.report import check_shape, extras, markdown_table, router_row
@@ -91,10 +92,11 @@ def run_router(
     running = None
     try:
         workers = fleets.workers_by_model(topology, fleet.urls)
-        running = spec.start(workers, args.port_base + 40, logs)
-        fleets.wait_ready(running.urls)
+        target = FleetTarget(topo_file, fleet.urls, fleet.source)
+        running = spec.start(workers, args.port_base + 40, logs, target)
+        fleets.wait_ready(running.urls, running.api_key)
         phases["router_ready"] = time.monotonic()
-        forwards = fleets.forwards_source(running.urls)
+        forwards = fleets.forwards_source(running.urls, running.api_key)
         targets = work / "targets.json"
         targets.write_text(
             json.dumps({"models": running.urls, "nodes": fleet.urls, "api_key": running.api_key})
@@ -192,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rebuild:
         return rebuild(args.out)
-    specs = {s.name: s for s in peer_routers(args.bench_venv / "bin")}
+    routers = [*locus_routers(), *peer_routers(args.bench_venv / "bin")]
+    specs = {s.name: s for s in routers}
     chosen = args.routers or list(specs)
     unknown = [n for n in chosen if n not in specs]
     bad = [f for f in args.fleets if f not in FLEET_FILES] + [

@@ -94,18 +94,22 @@ def workers_by_model(topology: Topology, urls: Mapping[str, str]) -> dict[str, l
     return out
 
 
-def _tiny(url: str, model: str, headers: Mapping[str, str] | None = None) -> requests.Response:
+def _tiny(
+    url: str, model: str, api_key: str, headers: Mapping[str, str] | None = None
+) -> requests.Response:
     body = {"model": model, "prompt": "ready " * 4, "max_tokens": 1}
-    return requests.post(f"{url}/v1/completions", json=body, headers=headers, timeout=10)
+    # The key clients send as their OpenAI API key (Locus's router checks it).
+    sent = {"Authorization": f"Bearer {api_key}", **(headers or {})}
+    return requests.post(f"{url}/v1/completions", json=body, headers=sent, timeout=10)
 
 
-def wait_ready(urls: Mapping[str, str], timeout_s: float = 90.0) -> None:
+def wait_ready(urls: Mapping[str, str], api_key: str, timeout_s: float = 90.0) -> None:
     """Until one tiny request per model through the router is answered 200."""
     deadline = time.monotonic() + timeout_s
     for model, url in urls.items():
         while True:
             try:
-                if _tiny(url, model).status_code == 200:
+                if _tiny(url, model, api_key).status_code == 200:
                     break
             except requests.RequestException:
                 pass
@@ -114,10 +118,11 @@ def wait_ready(urls: Mapping[str, str], timeout_s: float = 90.0) -> None:
             time.sleep(0.5)
 
 
-def forwards_source(urls: Mapping[str, str]) -> bool:
-    """Whether the router passes `x-locus-source` on to the node (see PROBE_SOURCE)."""
+def forwards_source(urls: Mapping[str, str], api_key: str) -> bool:
+    """Whether the router passes `x-locus-source` on to the node (see PROBE_SOURCE); Locus's
+    router reads it itself, and refuses a source its inventory does not have with 400 too."""
     model, url = next(iter(urls.items()))
-    return _tiny(url, model, {"x-locus-source": PROBE_SOURCE}).status_code == 400
+    return _tiny(url, model, api_key, {"x-locus-source": PROBE_SOURCE}).status_code == 400
 
 
 def prefill_tokens(urls: Mapping[str, str]) -> dict[tuple[str, str], tuple[float, float]]:

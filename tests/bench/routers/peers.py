@@ -1,9 +1,10 @@
 """The routers the benchmark puts in front of the emulated fleet, each one entry.
 
 A `RouterSpec` is a name (the report's row), and how to start it given the fleet's worker URLs
-per model; `start` returns a `RunningRouter`: the URL clients send each model's requests to,
-and the processes to measure and stop. Locus's own router slots in as one more spec
-(`locus-<policy>`, started with `manage.py run_router`, one URL for every model).
+per model and the fleet itself (topology file, node URLs, default source: `FleetTarget`);
+`start` returns a `RunningRouter`: the URL clients send each model's requests to, and the
+processes to measure and stop. Locus's own router slots in as one more spec (`locus-<policy>`,
+started with `manage.py run_router`, one URL for every model: `locus.py`).
 
 What was found running the peers against vLLM-format endpoints (sglang-router 0.3.2,
 vllm-router 0.1.17; the report's notes repeat it):
@@ -69,8 +70,18 @@ class RunningRouter:
                 p.wait()
 
 
-# start(workers by model, first free port, log directory) -> RunningRouter
-Starter = Callable[[Mapping[str, Sequence[str]], int, Path], RunningRouter]
+@dataclass(frozen=True)
+class FleetTarget:
+    """The emulated fleet a router is put in front of: what Locus's rows load into their
+    inventory (the peers need only the worker URLs)."""
+
+    topology_file: Path
+    urls: Mapping[str, str]  # node name -> base URL
+    source: str | None  # the fleet's default source
+
+
+# start(workers by model, first free port, log directory, the fleet) -> RunningRouter
+Starter = Callable[[Mapping[str, Sequence[str]], int, Path, FleetTarget], RunningRouter]
 
 
 @dataclass(frozen=True)
@@ -83,23 +94,31 @@ class RouterSpec:
     ports_needed: int = 8
 
 
-def _spawn(argv: Sequence[str], log: Path) -> subprocess.Popen[bytes]:
+def spawn(
+    argv: Sequence[str], log: Path, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         # A process group of its own, so stopping it stops whatever it forked.
         return subprocess.Popen(
-            list(argv), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            list(argv),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=None if env is None else dict(env),
         )
 
 
 def _per_model(binary: str, argv: Callable[[Sequence[str], int, int], list[str]]) -> Starter:
     """A starter running one `binary` process per model, on consecutive ports."""
 
-    def start(workers: Mapping[str, Sequence[str]], port: int, logs: Path) -> RunningRouter:
+    def start(
+        workers: Mapping[str, Sequence[str]], port: int, logs: Path, fleet: FleetTarget
+    ) -> RunningRouter:
         running = RunningRouter(urls={})
         for k, (model, urls) in enumerate(sorted(workers.items())):
             http, metrics = port + 2 * k, port + 2 * k + 1
             log = logs / f"{Path(binary).name}-{k}.log"
-            running.processes.append(_spawn([binary, *argv(urls, http, metrics)], log))
+            running.processes.append(spawn([binary, *argv(urls, http, metrics)], log))
             running.urls[model] = f"http://127.0.0.1:{http}"
         return running
 
