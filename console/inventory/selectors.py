@@ -56,6 +56,10 @@ def node_names() -> list[str]:
     return list(Node.objects.values_list("name", flat=True))
 
 
+def inventory_has_nodes() -> bool:
+    return Node.objects.exists()
+
+
 def node_exists(name: str) -> bool:
     return Node.objects.filter(name=name).exists()
 

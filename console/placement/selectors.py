@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from console.inventory.selectors import inventory_topology
+from console.inventory.selectors import inventory_has_nodes, inventory_topology
 from console.inventory.signals import inventory_revision
 from console.placement.engine.snapshot import PolicyRef, Rollout, Snapshot
 from console.placement.models import DecisionRecord
@@ -20,6 +20,17 @@ from console.policies.selectors import rollout_state
 from optimizer.kernel.live import NodeSample
 from telemetry.selectors import latest_fleet_state
 from telemetry.state import NodeTelemetry
+
+
+class EmptyInventory(Exception):
+    """No node to place on yet: the engine has no snapshot until a fleet is loaded."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the inventory has no nodes yet (load a fleet: manage.py load_topology FILE, "
+            "or add nodes in the console)"
+        )
+
 
 # Where server processes share the nodes whose breaker is open (node -> when it opened).
 BREAKER_CACHE_KEY = "locus:breakers:open"
@@ -64,6 +75,10 @@ def engine_snapshot(
     revision = inventory_revision()
     if previous is not None and previous.inventory_revision == revision:
         topology = previous.topology
+    elif not inventory_has_nodes():
+        # Said plainly: validating the empty inventory would report each of its five
+        # empty sections as a schema error.
+        raise EmptyInventory
     else:
         topology = inventory_topology()
     loads = {name: node_sample(state) for name, state in latest_fleet_state().items()}
