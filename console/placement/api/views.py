@@ -4,6 +4,7 @@ series. Decisions are asked through the doors (`console/placement/doors/`)."""
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, viewsets
@@ -16,29 +17,33 @@ from console.access.permissions import VIEWERS
 from console.placement.api import serializers as s
 from console.placement.engine.runtime import runtime
 from console.placement.models import BreakerEvent, DecisionRecord
-from console.placement.selectors import decision_overview
+from console.placement.selectors import decision_overview, decision_search
 from console.placement.series import fleet_series
 
 
 class DecisionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Recorded decisions (written in batches, so the newest may take a moment to appear)."""
+    """Recorded decisions (written in batches, so the newest may take a moment to appear).
+
+    The list is a search over every stored record (`selectors.decision_search`), paginated
+    with `?limit=&offset=`; a decision's own page is GET /api/v1/decisions/{id}."""
 
     queryset = DecisionRecord.objects.all()
     serializer_class = s.DecisionRecordSerializer
     access = {"list": VIEWERS, "retrieve": VIEWERS, "OPTIONS": VIEWERS}
-    filterset_fields = [
-        "node",
-        "model",
-        "slo",
-        "source",
-        "policy_name",
-        "policy_version",
-        "arm",
-        "ok",
-        "slo_met",
-    ]
-    ordering_fields = ["created_at", "latency_us", "ttft_ms", "e2e_ms"]
-    ordering = ["-created_at"]
+    # The search validates its own parameters (DecisionSearchSerializer).
+    filter_backends: list[type] = []
+
+    @extend_schema(parameters=[s.DecisionSearchSerializer])
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Search the decision records by id, time range (`from` inclusive, `to` exclusive),
+        node, model, SLO, source, policy (NAME or NAME@VERSION), arm and outcome; newest
+        first (`order=oldest` to turn it round). An unknown or malformed parameter is a 400
+        naming it."""
+        query = s.DecisionSearchSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        records = decision_search(query.validated_data)
+        page = self.paginate_queryset(records)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
 
 class BreakerView(APIView):

@@ -252,7 +252,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Recorded decisions (written in batches, so the newest may take a moment to appear). */
+        /**
+         * @description Search the decision records by id, time range (`from` inclusive, `to` exclusive),
+         *     node, model, SLO, source, policy (NAME or NAME@VERSION), arm and outcome; newest
+         *     first (`order=oldest` to turn it round). An unknown or malformed parameter is a 400
+         *     naming it.
+         */
         get: operations["v1_decisions_list"];
         put?: never;
         post?: never;
@@ -269,7 +274,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Recorded decisions (written in batches, so the newest may take a moment to appear). */
+        /**
+         * @description Recorded decisions (written in batches, so the newest may take a moment to appear).
+         *
+         *     The list is a search over every stored record (`selectors.decision_search`), paginated
+         *     with `?limit=&offset=`; a decision's own page is GET /api/v1/decisions/{id}.
+         */
         get: operations["v1_decisions_retrieve"];
         put?: never;
         post?: never;
@@ -4534,21 +4544,34 @@ export interface operations {
     v1_decisions_list: {
         parameters: {
             query?: {
-                arm?: string;
+                /**
+                 * @description * `active` - active
+                 *     * `canary` - canary
+                 */
+                arm?: "active" | "canary";
+                /** @description Decided at or after this time (ISO 8601). */
+                from?: string;
+                /** @description A decision id. */
+                id?: string;
                 /** @description Number of results to return per page. */
                 limit?: number;
                 model?: string;
                 node?: string;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
-                ok?: boolean;
-                /** @description Which field to use when ordering the results. */
-                ordering?: string;
-                policy_name?: string;
-                policy_version?: string;
+                ok?: boolean | null;
+                /**
+                 * @description * `newest` - newest
+                 *     * `oldest` - oldest
+                 */
+                order?: "newest" | "oldest";
+                /** @description A policy name, or NAME@VERSION. */
+                policy?: string;
                 slo?: string;
-                slo_met?: boolean;
+                slo_met?: boolean | null;
                 source?: string;
+                /** @description Decided before this time. */
+                to?: string;
             };
             header?: never;
             path?: never;

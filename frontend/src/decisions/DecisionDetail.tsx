@@ -59,7 +59,9 @@ function ReceiptView({ receipt, picked }: { receipt: Receipt; picked: string }) 
   );
 }
 
-export function DecisionDetail({ id, onClose }: { id: string; onClose: () => void }) {
+/** A decision record with its receipt: a drawer beside the live feed (with `onClose`) or the
+ *  body of its own page, /decisions/<id>. */
+export function DecisionDetail({ id, onClose }: { id: string; onClose?: () => void }) {
   const [record, setRecord] = useState<DecisionRecord>();
   const [error, setError] = useState<unknown>();
 
@@ -126,9 +128,16 @@ export function DecisionDetail({ id, onClose }: { id: string; onClose: () => voi
         <h2>
           Decision <code className="small">{id}</code>
         </h2>
-        <button type="button" className="button ghost" onClick={onClose}>
-          Close
-        </button>
+        {onClose && (
+          <span className="toolbar">
+            <Link className="button ghost" to={`/decisions/${encodeURIComponent(id)}`} data-testid="decision-link">
+              Link
+            </Link>
+            <button type="button" className="button ghost" onClick={onClose}>
+              Close
+            </button>
+          </span>
+        )}
       </header>
       {body}
     </section>
