@@ -13,6 +13,7 @@ from console.inventory.models import (
     FleetSettings,
     Link,
     Node,
+    NodeStateChange,
     Profile,
     ServedModel,
     Site,
@@ -54,6 +55,15 @@ def node_prices() -> dict[str, float]:
 def node_names() -> list[str]:
     """Every node's name."""
     return list(Node.objects.values_list("name", flat=True))
+
+
+def node_by_name(name: str) -> Node | None:
+    return Node.objects.select_related("site").filter(name=name).first()
+
+
+def node_state_changes(name: str, *, limit: int = 10) -> list[NodeStateChange]:
+    """The node's latest state changes (drains, cordons, …), newest first."""
+    return list(NodeStateChange.objects.filter(node__name=name)[:limit])
 
 
 def inventory_has_nodes() -> bool:

@@ -11,6 +11,7 @@ from rest_framework import serializers
 
 from console.buckets import MAX_BUCKETS, pick_step
 from console.placement.models import DecisionRecord
+from console.placement.receipts import breaches_around, picked_in_breach
 from console.placement.selectors import DecisionQuery
 
 
@@ -29,6 +30,14 @@ class ReceiptCandidateSerializer(serializers.Serializer):
     queue = serializers.IntegerField(help_text="Queue depth the engine saw.")
 
 
+class PickedInBreachSerializer(serializers.Serializer):
+    breach_id = serializers.IntegerField()
+    slo = serializers.CharField()
+    severity = serializers.CharField(help_text="`page` or `ticket` (empty: a pre-rules breach).")
+    opened_at = serializers.DateTimeField()
+    open_breaches = serializers.IntegerField(help_text="Breaches naming the node at the time.")
+
+
 class ReceiptSerializer(serializers.Serializer):
     # Not required: records from before receipts hold `{}`.
     v = serializers.IntegerField(required=False, help_text="Receipt format version.")
@@ -42,6 +51,12 @@ class ReceiptSerializer(serializers.Serializer):
         required=False,
         help_text="Rejected nodes counted by reason.",
     )
+    picked_in_breach = PickedInBreachSerializer(
+        required=False,
+        allow_null=True,
+        help_text="The open SLA breach naming the picked node when it was picked (the most "
+        "severe), or null. Read from the breaches when the record is read, not stored.",
+    )
 
 
 class DecisionRecordSerializer(serializers.ModelSerializer):
@@ -54,6 +69,22 @@ class DecisionRecordSerializer(serializers.ModelSerializer):
         model = DecisionRecord
         # Block hashes are for observations (GET /api/v1/observations), not decision lists.
         exclude = ["prefix_hashes"]
+
+    def to_representation(self, instance: DecisionRecord) -> dict[str, Any]:
+        data: dict[str, Any] = super().to_representation(instance)
+        if not instance.receipt:
+            return data | {"receipt": {}}  # recorded before receipts: nothing to flag
+        # The view reads the breaches of a whole page at once; a lone record reads its own.
+        breaches = self.context.get("breaches")
+        if breaches is None:
+            breaches = breaches_around([(instance.node, instance.created_at)])
+        data["receipt"] = {
+            **data["receipt"],
+            "picked_in_breach": picked_in_breach(
+                node=instance.node, at=instance.created_at, breaches=breaches
+            ),
+        }
+        return data
 
 
 # `?limit=&offset=` belong to the pagination; any other parameter must be a search field.
@@ -202,3 +233,46 @@ class FleetSeriesSerializer(serializers.Serializer):
         fields["from"] = fields.pop("start")
         fields["to"] = fields.pop("end")
         return fields
+
+
+class NodeBreachSerializer(serializers.Serializer):
+    breach_id = serializers.IntegerField()
+    slo = serializers.CharField()
+    severity = serializers.CharField()
+    metric = serializers.CharField()
+    open = serializers.BooleanField()
+    opened_at = serializers.DateTimeField()
+    resolved_at = serializers.DateTimeField(allow_null=True)
+    burn_rate = serializers.FloatField(
+        allow_null=True, help_text="The node's own burn rate of the SLO's budget (pairs' max)."
+    )
+    requests = serializers.IntegerField(allow_null=True)
+    bad = serializers.IntegerField(allow_null=True)
+
+
+class NodeWhySerializer(serializers.Serializer):
+    """GET /api/v1/nodes/{name}/why (console/placement/node_why.py)."""
+
+    node = serializers.CharField()
+    state = serializers.CharField()
+    reasons = serializers.ListField(
+        child=serializers.DictField(child=serializers.CharField()),
+        help_text="Why the node looks as it does, worst first: {kind, level, text}; "
+        "kind is breach, breaker, stale, state or outcomes; level bad, warn or info.",
+    )
+    breaches = NodeBreachSerializer(many=True, help_text="Open, and resolved in the last 24 h.")
+    breaker = serializers.DictField(
+        help_text="`state`: this server's breaker (closed, open, half_open; null before its "
+        "engine started); `last_change`: the node's last breaker move in any process."
+    )
+    telemetry = serializers.DictField(
+        allow_null=True, help_text="updated_at, age_s, stale_after_s, stale; null: never."
+    )
+    state_changes = serializers.ListField(child=serializers.DictField())
+    outcomes = serializers.DictField(
+        help_text="Over `window_s`: decisions, outcomes, failed, slo_missed, picked_in_breach."
+    )
+    recent_decisions = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="The latest decisions placed here, with `picked_in_breach` (a breach id).",
+    )

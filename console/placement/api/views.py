@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, viewsets
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,6 +18,8 @@ from console.access.permissions import VIEWERS
 from console.placement.api import serializers as s
 from console.placement.engine.runtime import runtime
 from console.placement.models import BreakerEvent, DecisionRecord
+from console.placement.node_why import node_why
+from console.placement.receipts import breaches_around
 from console.placement.selectors import decision_overview, decision_search
 from console.placement.series import fleet_series
 
@@ -42,8 +45,24 @@ class DecisionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         query = s.DecisionSearchSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         records = decision_search(query.validated_data)
-        page = self.paginate_queryset(records)
-        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+        page = self.paginate_queryset(records) or []
+        breaches = breaches_around([(r.node, r.created_at) for r in page])
+        context = {**self.get_serializer_context(), "breaches": breaches}
+        serializer = self.get_serializer(page, many=True, context=context)
+        return self.get_paginated_response(serializer.data)
+
+
+class NodeWhyView(APIView):
+    access = {"GET": VIEWERS, "HEAD": VIEWERS, "OPTIONS": VIEWERS}
+
+    @extend_schema(responses={200: s.NodeWhySerializer})
+    def get(self, request: Request, name: str) -> Response:
+        """Why the node looks as it does: its breaches, breaker, telemetry age, state changes,
+        recent decisions and their outcomes, and `reasons` in plain words, worst first."""
+        answer = node_why(name=name, now=timezone.now())
+        if answer is None:
+            raise NotFound(f"No node named {name!r}.")
+        return Response(s.NodeWhySerializer(answer).data)
 
 
 class BreakerView(APIView):

@@ -50,6 +50,14 @@ function ReceiptView({ receipt, picked }: { receipt: Receipt; picked: string }) 
           ))}
         </tbody>
       </table>
+      {receipt.picked_in_breach && (
+        <p className="small level-bad" data-testid="receipt-breach">
+          {picked} was picked while in an open {receipt.picked_in_breach.severity || "SLA"} breach of{" "}
+          {receipt.picked_in_breach.slo} (#{receipt.picked_in_breach.breach_id}, open since{" "}
+          {timestamp(receipt.picked_in_breach.opened_at)}
+          {receipt.picked_in_breach.open_breaches > 1 && `, one of ${receipt.picked_in_breach.open_breaches}`}).
+        </p>
+      )}
       <p className="small" data-testid="receipt-rejected">
         {rejected.length === 0
           ? "No node was ruled out."
