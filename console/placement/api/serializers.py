@@ -211,6 +211,18 @@ class RolloutMarkSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
 
+class SeriesEventSerializer(serializers.Serializer):
+    t = serializers.FloatField(help_text="Epoch seconds.")
+    kind = serializers.ChoiceField(
+        choices=[
+            "drain", "cordon", "uncordon", "mark_down", "breaker", "breach_open",
+            "breach_resolved",
+        ]
+    )  # fmt: skip
+    subject = serializers.CharField(help_text="The node, or for a breach its SLO.")
+    text = serializers.CharField()
+
+
 class FleetSeriesSerializer(serializers.Serializer):
     """Series on one time axis `t` (bucket starts, epoch seconds); null means no data."""
 
@@ -226,6 +238,9 @@ class FleetSeriesSerializer(serializers.Serializer):
     prefix_hit_rate = serializers.ListField(child=serializers.FloatField(allow_null=True))
     slos = SloSeriesSerializer(many=True)
     marks = RolloutMarkSerializer(many=True)
+    events = SeriesEventSerializer(
+        many=True, help_text="Node state changes, breaker moves, breaches opening/resolving."
+    )
 
     def get_fields(self) -> dict[str, serializers.Field]:
         # The answer names its range `from` and `to`, as the query does (Python keywords).

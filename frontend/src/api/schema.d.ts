@@ -1662,6 +1662,8 @@ export interface components {
             prefix_hit_rate: (number | null)[];
             slos: components["schemas"]["SloSeries"][];
             marks: components["schemas"]["RolloutMark"][];
+            /** @description Node state changes, breaker moves, breaches opening/resolving. */
+            events: components["schemas"]["SeriesEvent"][];
             /** Format: date-time */
             from: string;
             /** Format: date-time */
@@ -2588,6 +2590,28 @@ export interface components {
         SamplesRequest: {
             samples: components["schemas"]["SampleRequest"][];
         };
+        SeriesEvent: {
+            /**
+             * Format: double
+             * @description Epoch seconds.
+             */
+            t: number;
+            kind: components["schemas"]["SeriesEventKindEnum"];
+            /** @description The node, or for a breach its SLO. */
+            subject: string;
+            text: string;
+        };
+        /**
+         * @description * `drain` - drain
+         *     * `cordon` - cordon
+         *     * `uncordon` - uncordon
+         *     * `mark_down` - mark_down
+         *     * `breaker` - breaker
+         *     * `breach_open` - breach_open
+         *     * `breach_resolved` - breach_resolved
+         * @enum {string}
+         */
+        SeriesEventKindEnum: "drain" | "cordon" | "uncordon" | "mark_down" | "breaker" | "breach_open" | "breach_resolved";
         /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         ServedModel: {
             readonly id: number;
