@@ -258,3 +258,25 @@ def test_a_decision_is_found_by_id_from_a_url_and_by_search(  # type: ignore[no-
     # A range that ends before the decision finds nothing.
     page.goto(f"/decisions/search?node={node}&to=2000-01-01T00:00:00Z")
     expect(page.get_by_test_id("search-count")).to_have_text("No decisions match.")
+
+
+def test_a_drain_is_marked_on_the_time_series(page, screenshots) -> None:  # type: ignore[no-untyped-def]
+    node = "fra-h100-1"
+    sign_in(page, "otto")
+    page.goto(f"/nodes/{node}")
+    actions = page.get_by_test_id("node-actions")
+    actions.get_by_test_id("node-action-reason").fill("e2e: marked on the series")
+    actions.get_by_role("button", name="Drain", exact=True).click()
+    expect(page.locator("h1").get_by_test_id("state-badge")).to_have_text("draining")
+    try:
+        page.goto("/series?range=15m")
+        events = page.get_by_test_id("series-events")
+        drain = events.locator("tr[data-kind='drain']").filter(has_text="marked on the series")
+        expect(drain).to_contain_text(f"drain {node} by otto")
+        # The charts draw it too: a dotted line on the canvas, named in the page's legend note.
+        expect(page.locator(".chart canvas").first).to_be_visible()
+        screenshots.take(page, "series-drain")
+    finally:
+        page.goto(f"/nodes/{node}")
+        page.get_by_test_id("node-actions").get_by_role("button", name="Uncordon").click()
+        expect(page.locator("h1").get_by_test_id("state-badge")).to_have_text("active")
