@@ -64,6 +64,7 @@ class Supervisor:
         self.grace_s = grace_s
         self.quiet_s = quiet_s
         self.stop_requested = threading.Event()
+        self.stop_signal = ""
 
     def run(self) -> int:
         for process in self.processes:
@@ -73,7 +74,9 @@ class Supervisor:
             self._release_held()
             self.stop_requested.wait(0.1)
         ended = [p for p in self.processes if not p.running]
-        if not self.stop_requested.is_set():
+        if self.stop_requested.is_set():
+            self.printer.system(f"{self.stop_signal} received: stopping (grace {self.grace_s:g} s)")
+        else:
             first = ended[0]
             self.printer.system(f"{first.label} ended (rc={first.returncode}): stopping all")
         self._release_held(force=True)
@@ -94,9 +97,10 @@ class Supervisor:
         return ended[0].returncode or 1
 
     def request_stop(self, signum: int, frame: FrameType | None) -> None:
+        # A signal handler only takes note: it runs between two bytecodes of the main
+        # thread, which may hold the printer's lock right then (printing here deadlocked).
         if not self.stop_requested.is_set():
-            name = signal.Signals(signum).name
-            self.printer.system(f"{name} received: stopping (grace {self.grace_s:g} s)")
+            self.stop_signal = signal.Signals(signum).name
         self.stop_requested.set()
 
     def _stop(self) -> list[str]:
