@@ -53,14 +53,16 @@ migrate: $(STAMP) .env frontend
 	$(PY) manage.py collectstatic --noinput -v 0
 
 # The living demo on the embedded defaults: web, worker, beat and a simulated fleet whose
-# traffic goes through the real decision API (see README). Ctrl-C stops everything.
+# traffic goes through the real decision API (see README). Ctrl-C stops everything: each
+# process gets SIGTERM and LOCUS_STOP_GRACE_SECONDS (20) to drain, and make exits 0 when all
+# did (console/demo/supervisor.py). The sign-in line comes last, once the console answers.
 # SLO burn-rate windows of a 1-day budget (page: 2 min and 10 s), so a short demo shows
 # them (docs/operations.md, "SLA breaches"); set either variable to override.
 run: export LOCUS_SLO_PERIOD_DAYS ?= 1
 run: export LOCUS_SLO_EVAL_INTERVAL_SECONDS ?= 5
 run: setup
-	$(PY) manage.py demo_prepare
-	$(VENV)/bin/honcho -f Procfile start
+	$(PY) manage.py demo_prepare --no-signin
+	exec $(PY) -m console.demo.supervisor -f Procfile --last signin --grace $${LOCUS_STOP_GRACE_SECONDS:-20}
 
 test: setup
 	$(if $(wildcard $(FRONTEND)/package.json),cd $(FRONTEND) && npm test)

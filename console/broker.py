@@ -40,6 +40,13 @@ class Channel(filesystem.Channel):
 class Transport(filesystem.Transport):
     Channel = Channel
 
+    @property
+    def default_connection_params(self) -> dict[str, Any]:
+        # A directory on this machine has no host: without the virtual transports' default
+        # ("localhost"), kombu stops warning "No hostname was supplied" from every process
+        # that connects, which on `make run` came after the sign-in line.
+        return {"port": self.default_port}
+
 
 def install() -> None:
     """Serve `filesystem://` URLs with this transport in this process."""

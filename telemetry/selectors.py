@@ -17,12 +17,14 @@ from django.db.models import Avg, Q, QuerySet
 from console.buckets import EpochBucket
 from telemetry import conf, slo_rules, slo_windows
 from telemetry.breaches import slo_cache
-from telemetry.models import Reading, ReadingRollup, Series, SlaBreach
+from telemetry.models import BreachNode, Reading, ReadingRollup, Series, SlaBreach
 from telemetry.state import NodeTelemetry, read_nodes
 
 __all__ = [
     "NodeTelemetry",
     "SeriesPoints",
+    "BreachInterval",
+    "breach_intervals",
     "breach_list",
     "fleet_metric_buckets",
     "latest_fleet_state",
@@ -171,6 +173,83 @@ def breach_list(
     if node:
         query = query.filter(Q(node=node) | Q(burning__node=node)).distinct()
     return query
+
+
+@dataclass(frozen=True, slots=True)
+class BreachInterval:
+    """A breach that names `node` among those that burned its SLO's budget, open from
+    `opened_at` until `resolved_at` (None: still open)."""
+
+    breach_id: int
+    node: str
+    slo: str
+    severity: str
+    metric: str
+    opened_at: datetime
+    resolved_at: datetime | None
+    burn_rate: float | None
+    requests: int | None
+    bad: int | None
+
+    def open_at(self, at: datetime) -> bool:
+        return self.opened_at <= at and (self.resolved_at is None or at < self.resolved_at)
+
+
+def breach_intervals(
+    *, nodes: Iterable[str], since: datetime, until: datetime
+) -> list[BreachInterval]:
+    """The breaches naming any of `nodes` that were open at some moment in [since, until],
+    oldest first: what a page of decision records needs to say which were placed on a node in
+    an open breach, in one query. A breach from before burn-rate rules names its node as its
+    window's; a burn-rate breach in its `burning` rows (as of its last firing evaluation:
+    which pairs burned is not kept per moment)."""
+    names = sorted(set(nodes))
+    if not names:
+        return []
+    overlapping = Q(opened_at__lte=until) & (Q(resolved_at__isnull=True) | Q(resolved_at__gt=since))
+    found: dict[tuple[int, str], BreachInterval] = {}
+    for row in (
+        BreachNode.objects.filter(node__in=names)
+        .filter(
+            Q(breach__opened_at__lte=until)
+            & (Q(breach__resolved_at__isnull=True) | Q(breach__resolved_at__gt=since))
+        )
+        .select_related("breach")
+        .order_by("breach__opened_at", "-burn_rate")
+    ):
+        b = row.breach
+        found.setdefault(
+            (b.pk, row.node),
+            BreachInterval(
+                breach_id=b.pk,
+                node=row.node,
+                slo=b.slo,
+                severity=b.severity,
+                metric=b.metric,
+                opened_at=b.opened_at,
+                resolved_at=b.resolved_at,
+                burn_rate=row.burn_rate,
+                requests=row.requests,
+                bad=row.bad,
+            ),
+        )
+    for b in SlaBreach.objects.filter(overlapping, node__in=names).order_by("opened_at"):
+        found.setdefault(
+            (b.pk, b.node),
+            BreachInterval(
+                breach_id=b.pk,
+                node=b.node,
+                slo=b.slo,
+                severity=b.severity,
+                metric=b.metric,
+                opened_at=b.opened_at,
+                resolved_at=b.resolved_at,
+                burn_rate=None,
+                requests=None,
+                bad=None,
+            ),
+        )
+    return sorted(found.values(), key=lambda i: (i.opened_at, i.breach_id))
 
 
 def slo_burn_rates(*, now: datetime) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any
 
 from django.db.models import QuerySet
@@ -13,6 +14,7 @@ from console.inventory.models import (
     FleetSettings,
     Link,
     Node,
+    NodeStateChange,
     Profile,
     ServedModel,
     Site,
@@ -54,6 +56,27 @@ def node_prices() -> dict[str, float]:
 def node_names() -> list[str]:
     """Every node's name."""
     return list(Node.objects.values_list("name", flat=True))
+
+
+def node_by_name(name: str) -> Node | None:
+    return Node.objects.select_related("site").filter(name=name).first()
+
+
+def node_state_changes(name: str, *, limit: int = 10) -> list[NodeStateChange]:
+    """The node's latest state changes (drains, cordons, …), newest first."""
+    return list(NodeStateChange.objects.filter(node__name=name)[:limit])
+
+
+def state_changes_between(
+    *, start: datetime, end: datetime, limit: int = 200
+) -> list[NodeStateChange]:
+    """Every node's state changes in [start, end), oldest first (the series' annotations)."""
+    changes = NodeStateChange.objects.filter(at__gte=start, at__lt=end).select_related("node")
+    return list(changes.order_by("at", "id")[:limit])
+
+
+def inventory_has_nodes() -> bool:
+    return Node.objects.exists()
 
 
 def node_exists(name: str) -> bool:

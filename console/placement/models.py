@@ -52,7 +52,14 @@ class DecisionRecord(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["policy_name", "policy_version", "created_at"])]
+        indexes = [
+            models.Index(fields=["policy_name", "policy_version", "created_at"]),
+            # The decision search (selectors.decision_search) by node or SLO over a time
+            # range, newest first: a range scan of the matching rows, not of every record.
+            models.Index(fields=["node", "created_at"], name="decision_node_time"),
+            models.Index(fields=["slo", "created_at"], name="decision_slo_time"),
+            models.Index(fields=["model", "created_at"], name="decision_model_time"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.id} → {self.node}"

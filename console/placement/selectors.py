@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from console.inventory.selectors import inventory_topology
+from console.inventory.selectors import inventory_has_nodes, inventory_topology
 from console.inventory.signals import inventory_revision
 from console.placement.engine.snapshot import PolicyRef, Rollout, Snapshot
 from console.placement.models import DecisionRecord
@@ -20,6 +20,17 @@ from console.policies.selectors import rollout_state
 from optimizer.kernel.live import NodeSample
 from telemetry.selectors import latest_fleet_state
 from telemetry.state import NodeTelemetry
+
+
+class EmptyInventory(Exception):
+    """No node to place on yet: the engine has no snapshot until a fleet is loaded."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the inventory has no nodes yet (load a fleet: manage.py load_topology FILE, "
+            "or add nodes in the console)"
+        )
+
 
 # Where server processes share the nodes whose breaker is open (node -> when it opened).
 BREAKER_CACHE_KEY = "locus:breakers:open"
@@ -64,6 +75,10 @@ def engine_snapshot(
     revision = inventory_revision()
     if previous is not None and previous.inventory_revision == revision:
         topology = previous.topology
+    elif not inventory_has_nodes():
+        # Said plainly: validating the empty inventory would report each of its five
+        # empty sections as a schema error.
+        raise EmptyInventory
     else:
         topology = inventory_topology()
     loads = {name: node_sample(state) for name, state in latest_fleet_state().items()}
@@ -81,6 +96,53 @@ def engine_snapshot(
         shared_open_breakers=shared_open,
         inventory_revision=revision,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionQuery:
+    """What a search over the decision records asks for; None is "any"."""
+
+    decision_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    node: str | None = None
+    model: str | None = None
+    slo: str | None = None
+    source: str | None = None
+    policy_name: str | None = None
+    policy_version: str | None = None
+    arm: str | None = None
+    ok: bool | None = None
+    slo_met: bool | None = None
+    newest_first: bool = True
+
+
+def decision_search(query: DecisionQuery) -> QuerySet[DecisionRecord]:
+    """Every stored decision record matching `query` (all its fields at once), newest first
+    unless asked otherwise. `since` is inclusive, `until` exclusive, so consecutive ranges
+    never count a decision twice. Each filter is an equality on an indexed column or on the
+    time index, so the search stays a range scan on any number of records (migration 0005)."""
+    exact = {
+        "pk": query.decision_id,
+        "node": query.node,
+        "model": query.model,
+        "slo": query.slo,
+        "source": query.source,
+        "policy_name": query.policy_name,
+        "policy_version": query.policy_version,
+        "arm": query.arm,
+        "ok": query.ok,
+        "slo_met": query.slo_met,
+    }
+    records = DecisionRecord.objects.filter(**{k: v for k, v in exact.items() if v is not None})
+    if query.since is not None:
+        records = records.filter(created_at__gte=query.since)
+    if query.until is not None:
+        records = records.filter(created_at__lt=query.until)
+    order = "-created_at" if query.newest_first else "created_at"
+    # The id breaks ties between decisions recorded in the same microsecond: pages never
+    # repeat or skip a record.
+    return records.order_by(order, order.replace("created_at", "id"))
 
 
 def recent_decision(*, decision_id: str) -> RecentDecision | None:

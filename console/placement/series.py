@@ -14,7 +14,9 @@ events, ratios and means are null there (no data, drawn as a gap).
   the 5% budget (Google SRE Workbook, "Alerting on SLOs": 1 spends the budget exactly over
   the SLO period, above 1 exhausts it early);
 - prefix hit rate: the fleet mean of the nodes' `prefix_hit_rate` telemetry;
-- rollout marks: shadow, canary, promote and rollback moves.
+- rollout marks: shadow, canary, promote and rollback moves;
+- events: drains, cordons and other node state changes, breaker moves, breaches opening and
+  resolving (console/placement/annotations.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from django.db.models import Avg, Count, Max, Q
 
 from console.buckets import EpochBucket, bucket_starts
 from console.inventory.models import Slo
+from console.placement.annotations import series_events
 from console.placement.models import BreakerEvent, DecisionRecord
 from console.policies.selectors import rollout_marks
 from telemetry.selectors import fleet_metric_buckets
@@ -86,6 +89,7 @@ def fleet_series(*, start: datetime, end: datetime, step: int) -> dict[str, Any]
         "prefix_hit_rate": [prefix.get(t) for t in times],
         "slos": _slo_series(records, times, index),
         "marks": rollout_marks(start=start, end=end),
+        "events": series_events(start=start, end=end),
     }
 
 

@@ -5,6 +5,8 @@ import { Shell } from "./components/Shell";
 import { LiveProvider } from "./live/context";
 import ApiKeys from "./pages/ApiKeys";
 import FleetOverview from "./pages/FleetOverview";
+import DecisionPage from "./pages/DecisionPage";
+import DecisionSearch from "./pages/DecisionSearch";
 import FleetSeries from "./pages/FleetSeries";
 import Inventory from "./pages/Inventory";
 import LiveDecisions from "./pages/LiveDecisions";
@@ -24,6 +26,8 @@ const router = createBrowserRouter([
       { path: "nodes/:name", element: <NodeDetail /> },
       { path: "series", element: <FleetSeries /> },
       { path: "decisions", element: <LiveDecisions /> },
+      { path: "decisions/search", element: <DecisionSearch /> },
+      { path: "decisions/:id", element: <DecisionPage /> },
       { path: "slos", element: <SlosBreaches /> },
       { path: "policies", element: <Policies /> },
       { path: "training", element: <TrainingRuns /> },

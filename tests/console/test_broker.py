@@ -76,3 +76,14 @@ def test_filesystem_urls_use_it_in_the_celery_app() -> None:
     if settings.CELERY_BROKER_URL == "filesystem://":
         with app.connection_for_write() as conn:
             assert isinstance(conn.transport, console.broker.Transport)
+
+
+def test_connecting_says_nothing_of_a_missing_hostname(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A directory has no host: kombu's "No hostname was supplied" warning, which every
+    process of `make run` logged, is not raised for this transport."""
+    with _connection(tmp_path) as connection:
+        connection.default_channel.queue_declare("q")
+        assert connection.info()["hostname"] is None
+    assert "No hostname" not in caplog.text

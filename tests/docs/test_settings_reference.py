@@ -12,7 +12,12 @@ from tests.conftest import REPO
 SETTINGS = REPO / "console" / "settings.py"
 REFERENCE = REPO / "docs" / "settings.md"
 # The process runner and the container files read a few variables of their own.
-RUNNERS = (REPO / "Procfile", REPO / "docker" / "compose.yaml", REPO / "docker" / "entrypoint.sh")
+RUNNERS = (
+    REPO / "Procfile",
+    REPO / "Makefile",
+    REPO / "docker" / "compose.yaml",
+    REPO / "docker" / "entrypoint.sh",
+)
 ROW = re.compile(r"^\| `([A-Z][A-Z0-9_]*)` \| ([^|]*) \|", flags=re.MULTILINE)
 
 

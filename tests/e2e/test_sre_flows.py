@@ -1,6 +1,7 @@
 """Issue #17's flows in a real browser: the fleet grid shows a drained node and a breach, a
 viewer reads why a past decision went where it did, an admin issues and revokes a key, and a
-drain without a reason is refused."""
+drain without a reason is refused. Issue #28's: the node page explains a red node, and a
+decision is found by id from a URL and by a search on node and time range."""
 
 from __future__ import annotations
 
@@ -104,6 +105,19 @@ def test_the_fleet_grid_shows_a_drained_node_and_a_breach(  # type: ignore[no-un
 
         serving.click()
         expect(page.get_by_role("heading", name=SERVING)).to_be_visible()
+        # The node page says why it is red, and flags what the engine placed there since.
+        why = page.get_by_test_id("node-why")
+        expect(why.get_by_test_id("why-verdict")).to_contain_text("open", timeout=20_000)
+        expect(why.get_by_test_id("why-verdict")).to_contain_text("breach of interactive")
+        expect(why.get_by_test_id("why-breaches")).to_contain_text("interactive")
+        expect(why.get_by_test_id("why-outcomes")).to_contain_text("missed their SLO")
+        placed = api_call(console_url, service_key, "POST", "/api/v1/placements", INTERACTIVE)
+        assert placed["node"] == SERVING
+        flagged = why.locator(f"tr[data-decision='{placed['decision_id']}']")
+        expect(flagged).to_contain_text("#", timeout=20_000)  # the panel refreshes every 15 s
+        screenshots.take(page, "node-why")
+        flagged.get_by_role("link", name=placed["decision_id"]).click()
+        expect(page.get_by_test_id("receipt-breach")).to_contain_text("picked while in an open")
     finally:
         page.goto(f"/nodes/{DRAINED}")
         page.get_by_test_id("node-actions").get_by_role("button", name="Uncordon").click()
@@ -204,3 +218,65 @@ def test_a_viewer_has_no_keys_page_and_the_time_range_is_shared(page) -> None:  
     charts = page.get_by_test_id("fleet-charts")
     for chart in ("decisions", "latency", "attainment", "burn", "fallbacks", "prefix"):
         expect(charts.locator(f"[data-chart='{chart}'] canvas")).to_be_visible()
+
+
+LOCAL_INPUT = """(ms) => {
+  const d = new Date(ms), p = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:` +
+    `${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}"""
+
+
+def test_a_decision_is_found_by_id_from_a_url_and_by_search(  # type: ignore[no-untyped-def]
+    page, console_url, service_key, screenshots
+) -> None:
+    answer = api_call(console_url, service_key, "POST", "/api/v1/placements", INTERACTIVE)
+    decision_id, node = answer["decision_id"], answer["node"]
+    sign_in(page, "vera")
+
+    page.goto(f"/decisions/{decision_id}")  # a link someone pasted
+    detail = page.get_by_test_id("decision-detail")
+    expect(detail).to_contain_text(decision_id)
+    expect(detail.get_by_test_id("receipt")).to_contain_text(f"Why {node}")
+
+    page.goto("/decisions/search")
+    form = page.get_by_role("form", name="Search decisions")
+    form.locator("select[name=node]").select_option(node)
+    now_ms = time.time() * 1000
+    form.locator("input[name=from]").fill(page.evaluate(LOCAL_INPUT, now_ms - 10 * 60_000))
+    form.locator("input[name=to]").fill(page.evaluate(LOCAL_INPUT, now_ms + 10 * 60_000))
+    form.get_by_role("button", name="Search").click()
+    expect(page).to_have_url(re.compile(rf"node={node}.*from=.*to="))
+    row = page.get_by_test_id("search-results").locator(f"tr[data-decision='{decision_id}']")
+    expect(row).to_be_visible()
+    expect(page.get_by_test_id("search-count")).to_contain_text(" of ")
+    screenshots.take(page, "decision-search")
+    row.get_by_role("link", name=decision_id).click()
+    expect(page).to_have_url(re.compile(rf"/decisions/{decision_id}$"))
+    expect(page.get_by_test_id("decision-detail").get_by_test_id("receipt")).to_be_visible()
+
+    # A range that ends before the decision finds nothing.
+    page.goto(f"/decisions/search?node={node}&to=2000-01-01T00:00:00Z")
+    expect(page.get_by_test_id("search-count")).to_have_text("No decisions match.")
+
+
+def test_a_drain_is_marked_on_the_time_series(page, screenshots) -> None:  # type: ignore[no-untyped-def]
+    node = "fra-h100-1"
+    sign_in(page, "otto")
+    page.goto(f"/nodes/{node}")
+    actions = page.get_by_test_id("node-actions")
+    actions.get_by_test_id("node-action-reason").fill("e2e: marked on the series")
+    actions.get_by_role("button", name="Drain", exact=True).click()
+    expect(page.locator("h1").get_by_test_id("state-badge")).to_have_text("draining")
+    try:
+        page.goto("/series?range=15m")
+        events = page.get_by_test_id("series-events")
+        drain = events.locator("tr[data-kind='drain']").filter(has_text="marked on the series")
+        expect(drain).to_contain_text(f"drain {node} by otto")
+        # The charts draw it too: a dotted line on the canvas, named in the page's legend note.
+        expect(page.locator(".chart canvas").first).to_be_visible()
+        screenshots.take(page, "series-drain")
+    finally:
+        page.goto(f"/nodes/{node}")
+        page.get_by_test_id("node-actions").get_by_role("button", name="Uncordon").click()
+        expect(page.locator("h1").get_by_test_id("state-badge")).to_have_text("active")

@@ -11,6 +11,8 @@ from rest_framework import serializers
 
 from console.buckets import MAX_BUCKETS, pick_step
 from console.placement.models import DecisionRecord
+from console.placement.receipts import breaches_around, picked_in_breach
+from console.placement.selectors import DecisionQuery
 
 
 class ReceiptCandidateSerializer(serializers.Serializer):
@@ -28,6 +30,14 @@ class ReceiptCandidateSerializer(serializers.Serializer):
     queue = serializers.IntegerField(help_text="Queue depth the engine saw.")
 
 
+class PickedInBreachSerializer(serializers.Serializer):
+    breach_id = serializers.IntegerField()
+    slo = serializers.CharField()
+    severity = serializers.CharField(help_text="`page` or `ticket` (empty: a pre-rules breach).")
+    opened_at = serializers.DateTimeField()
+    open_breaches = serializers.IntegerField(help_text="Breaches naming the node at the time.")
+
+
 class ReceiptSerializer(serializers.Serializer):
     # Not required: records from before receipts hold `{}`.
     v = serializers.IntegerField(required=False, help_text="Receipt format version.")
@@ -41,6 +51,12 @@ class ReceiptSerializer(serializers.Serializer):
         required=False,
         help_text="Rejected nodes counted by reason.",
     )
+    picked_in_breach = PickedInBreachSerializer(
+        required=False,
+        allow_null=True,
+        help_text="The open SLA breach naming the picked node when it was picked (the most "
+        "severe), or null. Read from the breaches when the record is read, not stored.",
+    )
 
 
 class DecisionRecordSerializer(serializers.ModelSerializer):
@@ -53,6 +69,89 @@ class DecisionRecordSerializer(serializers.ModelSerializer):
         model = DecisionRecord
         # Block hashes are for observations (GET /api/v1/observations), not decision lists.
         exclude = ["prefix_hashes"]
+
+    def to_representation(self, instance: DecisionRecord) -> dict[str, Any]:
+        data: dict[str, Any] = super().to_representation(instance)
+        if not instance.receipt:
+            return data | {"receipt": {}}  # recorded before receipts: nothing to flag
+        # The view reads the breaches of a whole page at once; a lone record reads its own.
+        breaches = self.context.get("breaches")
+        if breaches is None:
+            breaches = breaches_around([(instance.node, instance.created_at)])
+        data["receipt"] = {
+            **data["receipt"],
+            "picked_in_breach": picked_in_breach(
+                node=instance.node, at=instance.created_at, breaches=breaches
+            ),
+        }
+        return data
+
+
+# `?limit=&offset=` belong to the pagination; any other parameter must be a search field.
+PAGING_PARAMS = frozenset({"limit", "offset"})
+
+
+class DecisionSearchSerializer(serializers.Serializer):
+    """The query of GET /api/v1/decisions: every field optional, all of them ANDed. An
+    unknown parameter is an error, not ignored: a misspelt filter would list everything."""
+
+    id = serializers.CharField(required=False, max_length=32, help_text="A decision id.")
+    start = serializers.DateTimeField(
+        required=False, help_text="Decided at or after this time (ISO 8601)."
+    )
+    end = serializers.DateTimeField(required=False, help_text="Decided before this time.")
+    node = serializers.CharField(required=False, max_length=200)
+    model = serializers.CharField(required=False, max_length=200)
+    slo = serializers.CharField(required=False, max_length=100)
+    # The URL parameter `source`; as a class attribute it shadows Field.source for mypy only.
+    source = serializers.CharField(required=False, max_length=100)  # type: ignore[assignment]
+    policy = serializers.RegexField(
+        r"^[^@\s]+(@[^@\s]+)?$",
+        required=False,
+        max_length=201,
+        help_text="A policy name, or NAME@VERSION.",
+        error_messages={"invalid": "A policy name, or NAME@VERSION."},
+    )
+    arm = serializers.ChoiceField(choices=["active", "canary"], required=False)
+    ok = serializers.BooleanField(required=False, allow_null=True, default=None)
+    slo_met = serializers.BooleanField(required=False, allow_null=True, default=None)
+    order = serializers.ChoiceField(choices=["newest", "oldest"], required=False, default="newest")
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # The range is `from` and `to` in the URL, Python keywords here.
+        fields = super().get_fields()
+        fields["from"] = fields.pop("start")
+        fields["to"] = fields.pop("end")
+        return fields
+
+    def to_internal_value(self, data: Any) -> DecisionQuery:
+        unknown = sorted(set(data) - self.fields.keys() - PAGING_PARAMS)
+        if unknown:
+            known = ", ".join(sorted(self.fields))
+            raise serializers.ValidationError(
+                {name: [f"Not a search field; the fields are {known}."] for name in unknown}
+            )
+        raw = {k: data.get(k) for k in self.fields if data.get(k) not in (None, "")}
+        values: dict[str, Any] = super().to_internal_value(raw)
+        start, end = values.get("from"), values.get("to")
+        if start is not None and end is not None and start >= end:
+            raise serializers.ValidationError({"from": ["Must be before `to`."]})
+        name, _, version = (values.get("policy") or "").partition("@")
+        return DecisionQuery(
+            decision_id=values.get("id"),
+            since=start,
+            until=end,
+            node=values.get("node"),
+            model=values.get("model"),
+            slo=values.get("slo"),
+            source=values.get("source"),
+            policy_name=name or None,
+            policy_version=version or None,
+            arm=values.get("arm"),
+            ok=values.get("ok"),
+            slo_met=values.get("slo_met"),
+            newest_first=values.get("order", "newest") == "newest",
+        )
 
 
 MAX_SERIES_RANGE = timedelta(days=7)
@@ -112,6 +211,18 @@ class RolloutMarkSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
 
+class SeriesEventSerializer(serializers.Serializer):
+    t = serializers.FloatField(help_text="Epoch seconds.")
+    kind = serializers.ChoiceField(
+        choices=[
+            "drain", "cordon", "uncordon", "mark_down", "breaker", "breach_open",
+            "breach_resolved",
+        ]
+    )  # fmt: skip
+    subject = serializers.CharField(help_text="The node, or for a breach its SLO.")
+    text = serializers.CharField()
+
+
 class FleetSeriesSerializer(serializers.Serializer):
     """Series on one time axis `t` (bucket starts, epoch seconds); null means no data."""
 
@@ -127,6 +238,9 @@ class FleetSeriesSerializer(serializers.Serializer):
     prefix_hit_rate = serializers.ListField(child=serializers.FloatField(allow_null=True))
     slos = SloSeriesSerializer(many=True)
     marks = RolloutMarkSerializer(many=True)
+    events = SeriesEventSerializer(
+        many=True, help_text="Node state changes, breaker moves, breaches opening/resolving."
+    )
 
     def get_fields(self) -> dict[str, serializers.Field]:
         # The answer names its range `from` and `to`, as the query does (Python keywords).
@@ -134,3 +248,46 @@ class FleetSeriesSerializer(serializers.Serializer):
         fields["from"] = fields.pop("start")
         fields["to"] = fields.pop("end")
         return fields
+
+
+class NodeBreachSerializer(serializers.Serializer):
+    breach_id = serializers.IntegerField()
+    slo = serializers.CharField()
+    severity = serializers.CharField()
+    metric = serializers.CharField()
+    open = serializers.BooleanField()
+    opened_at = serializers.DateTimeField()
+    resolved_at = serializers.DateTimeField(allow_null=True)
+    burn_rate = serializers.FloatField(
+        allow_null=True, help_text="The node's own burn rate of the SLO's budget (pairs' max)."
+    )
+    requests = serializers.IntegerField(allow_null=True)
+    bad = serializers.IntegerField(allow_null=True)
+
+
+class NodeWhySerializer(serializers.Serializer):
+    """GET /api/v1/nodes/{name}/why (console/placement/node_why.py)."""
+
+    node = serializers.CharField()
+    state = serializers.CharField()
+    reasons = serializers.ListField(
+        child=serializers.DictField(child=serializers.CharField()),
+        help_text="Why the node looks as it does, worst first: {kind, level, text}; "
+        "kind is breach, breaker, stale, state or outcomes; level bad, warn or info.",
+    )
+    breaches = NodeBreachSerializer(many=True, help_text="Open, and resolved in the last 24 h.")
+    breaker = serializers.DictField(
+        help_text="`state`: this server's breaker (closed, open, half_open; null before its "
+        "engine started); `last_change`: the node's last breaker move in any process."
+    )
+    telemetry = serializers.DictField(
+        allow_null=True, help_text="updated_at, age_s, stale_after_s, stale; null: never."
+    )
+    state_changes = serializers.ListField(child=serializers.DictField())
+    outcomes = serializers.DictField(
+        help_text="Over `window_s`: decisions, outcomes, failed, slo_missed, picked_in_breach."
+    )
+    recent_decisions = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="The latest decisions placed here, with `picked_in_breach` (a breach id).",
+    )

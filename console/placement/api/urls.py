@@ -16,6 +16,7 @@ urlpatterns = [
         name="placement-outcome",
     ),
     path("breakers", views.BreakerView.as_view(), name="breakers"),
+    path("nodes/<str:name>/why", views.NodeWhyView.as_view(), name="node-why"),
     path("overview", views.OverviewView.as_view(), name="overview"),
     path("series/fleet", views.FleetSeriesView.as_view(), name="series-fleet"),
     *router.urls,

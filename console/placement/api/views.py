@@ -4,10 +4,12 @@ series. Decisions are asked through the doors (`console/placement/doors/`)."""
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import Any
 
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, viewsets
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -16,29 +18,51 @@ from console.access.permissions import VIEWERS
 from console.placement.api import serializers as s
 from console.placement.engine.runtime import runtime
 from console.placement.models import BreakerEvent, DecisionRecord
-from console.placement.selectors import decision_overview
+from console.placement.node_why import node_why
+from console.placement.receipts import breaches_around
+from console.placement.selectors import decision_overview, decision_search
 from console.placement.series import fleet_series
 
 
 class DecisionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Recorded decisions (written in batches, so the newest may take a moment to appear)."""
+    """Recorded decisions (written in batches, so the newest may take a moment to appear).
+
+    The list is a search over every stored record (`selectors.decision_search`), paginated
+    with `?limit=&offset=`; a decision's own page is GET /api/v1/decisions/{id}."""
 
     queryset = DecisionRecord.objects.all()
     serializer_class = s.DecisionRecordSerializer
     access = {"list": VIEWERS, "retrieve": VIEWERS, "OPTIONS": VIEWERS}
-    filterset_fields = [
-        "node",
-        "model",
-        "slo",
-        "source",
-        "policy_name",
-        "policy_version",
-        "arm",
-        "ok",
-        "slo_met",
-    ]
-    ordering_fields = ["created_at", "latency_us", "ttft_ms", "e2e_ms"]
-    ordering = ["-created_at"]
+    # The search validates its own parameters (DecisionSearchSerializer).
+    filter_backends: list[type] = []
+
+    @extend_schema(parameters=[s.DecisionSearchSerializer])
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Search the decision records by id, time range (`from` inclusive, `to` exclusive),
+        node, model, SLO, source, policy (NAME or NAME@VERSION), arm and outcome; newest
+        first (`order=oldest` to turn it round). An unknown or malformed parameter is a 400
+        naming it."""
+        query = s.DecisionSearchSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        records = decision_search(query.validated_data)
+        page = self.paginate_queryset(records) or []
+        breaches = breaches_around([(r.node, r.created_at) for r in page])
+        context = {**self.get_serializer_context(), "breaches": breaches}
+        serializer = self.get_serializer(page, many=True, context=context)
+        return self.get_paginated_response(serializer.data)
+
+
+class NodeWhyView(APIView):
+    access = {"GET": VIEWERS, "HEAD": VIEWERS, "OPTIONS": VIEWERS}
+
+    @extend_schema(responses={200: s.NodeWhySerializer})
+    def get(self, request: Request, name: str) -> Response:
+        """Why the node looks as it does: its breaches, breaker, telemetry age, state changes,
+        recent decisions and their outcomes, and `reasons` in plain words, worst first."""
+        answer = node_why(name=name, now=timezone.now())
+        if answer is None:
+            raise NotFound(f"No node named {name!r}.")
+        return Response(s.NodeWhySerializer(answer).data)
 
 
 class BreakerView(APIView):

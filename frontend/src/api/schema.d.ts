@@ -252,7 +252,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Recorded decisions (written in batches, so the newest may take a moment to appear). */
+        /**
+         * @description Search the decision records by id, time range (`from` inclusive, `to` exclusive),
+         *     node, model, SLO, source, policy (NAME or NAME@VERSION), arm and outcome; newest
+         *     first (`order=oldest` to turn it round). An unknown or malformed parameter is a 400
+         *     naming it.
+         */
         get: operations["v1_decisions_list"];
         put?: never;
         post?: never;
@@ -269,7 +274,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Recorded decisions (written in batches, so the newest may take a moment to appear). */
+        /**
+         * @description Recorded decisions (written in batches, so the newest may take a moment to appear).
+         *
+         *     The list is a search over every stored record (`selectors.decision_search`), paginated
+         *     with `?limit=&offset=`; a decision's own page is GET /api/v1/decisions/{id}.
+         */
         get: operations["v1_decisions_retrieve"];
         put?: never;
         post?: never;
@@ -617,6 +627,26 @@ export interface paths {
         put?: never;
         /** @description Return the node to service. */
         post: operations["v1_nodes_uncordon_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/nodes/{name}/why": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Why the node looks as it does: its breaches, breaker, telemetry age, state changes,
+         *     recent decisions and their outcomes, and `reasons` in plain words, worst first.
+         */
+        get: operations["v1_nodes_why_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1632,6 +1662,8 @@ export interface components {
             prefix_hit_rate: (number | null)[];
             slos: components["schemas"]["SloSeries"][];
             marks: components["schemas"]["RolloutMark"][];
+            /** @description Node state changes, breaker moves, breaches opening/resolving. */
+            events: components["schemas"]["SeriesEvent"][];
             /** Format: date-time */
             from: string;
             /** Format: date-time */
@@ -1737,6 +1769,24 @@ export interface components {
              */
             reason?: string;
         };
+        NodeBreach: {
+            breach_id: number;
+            slo: string;
+            severity: string;
+            metric: string;
+            open: boolean;
+            /** Format: date-time */
+            opened_at: string;
+            /** Format: date-time */
+            resolved_at: string | null;
+            /**
+             * Format: double
+             * @description The node's own burn rate of the SLO's budget (pairs' max).
+             */
+            burn_rate: number | null;
+            requests: number | null;
+            bad: number | null;
+        };
         NodeLatency: {
             node: string;
             window_s: number;
@@ -1786,6 +1836,36 @@ export interface components {
          * @enum {string}
          */
         NodeStateEnum: "active" | "cordoned" | "draining" | "down";
+        /** @description GET /api/v1/nodes/{name}/why (console/placement/node_why.py). */
+        NodeWhy: {
+            node: string;
+            state: string;
+            /** @description Why the node looks as it does, worst first: {kind, level, text}; kind is breach, breaker, stale, state or outcomes; level bad, warn or info. */
+            reasons: {
+                [key: string]: string;
+            }[];
+            /** @description Open, and resolved in the last 24 h. */
+            breaches: components["schemas"]["NodeBreach"][];
+            /** @description `state`: this server's breaker (closed, open, half_open; null before its engine started); `last_change`: the node's last breaker move in any process. */
+            breaker: {
+                [key: string]: unknown;
+            };
+            /** @description updated_at, age_s, stale_after_s, stale; null: never. */
+            telemetry: {
+                [key: string]: unknown;
+            } | null;
+            state_changes: {
+                [key: string]: unknown;
+            }[];
+            /** @description Over `window_s`: decisions, outcomes, failed, slo_missed, picked_in_breach. */
+            outcomes: {
+                [key: string]: unknown;
+            };
+            /** @description The latest decisions placed here, with `picked_in_breach` (a breach id). */
+            recent_decisions: {
+                [key: string]: unknown;
+            }[];
+        };
         OutcomeAnswer: {
             decision_id: string;
             node: string;
@@ -2137,6 +2217,16 @@ export interface components {
             /** Format: double */
             share?: number;
         };
+        PickedInBreach: {
+            breach_id: number;
+            slo: string;
+            /** @description `page` or `ticket` (empty: a pre-rules breach). */
+            severity: string;
+            /** Format: date-time */
+            opened_at: string;
+            /** @description Breaches naming the node at the time. */
+            open_breaches: number;
+        };
         PlacementAnswer: {
             decision_id: string;
             node: string;
@@ -2418,6 +2508,8 @@ export interface components {
             rejected?: {
                 [key: string]: number;
             };
+            /** @description The open SLA breach naming the picked node when it was picked (the most severe), or null. Read from the breaches when the record is read, not stored. */
+            picked_in_breach?: components["schemas"]["PickedInBreach"] | null;
         };
         ReceiptCandidate: {
             node: string;
@@ -2498,6 +2590,28 @@ export interface components {
         SamplesRequest: {
             samples: components["schemas"]["SampleRequest"][];
         };
+        SeriesEvent: {
+            /**
+             * Format: double
+             * @description Epoch seconds.
+             */
+            t: number;
+            kind: components["schemas"]["SeriesEventKindEnum"];
+            /** @description The node, or for a breach its SLO. */
+            subject: string;
+            text: string;
+        };
+        /**
+         * @description * `drain` - drain
+         *     * `cordon` - cordon
+         *     * `uncordon` - uncordon
+         *     * `mark_down` - mark_down
+         *     * `breaker` - breaker
+         *     * `breach_open` - breach_open
+         *     * `breach_resolved` - breach_resolved
+         * @enum {string}
+         */
+        SeriesEventKindEnum: "drain" | "cordon" | "uncordon" | "mark_down" | "breaker" | "breach_open" | "breach_resolved";
         /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         ServedModel: {
             readonly id: number;
@@ -4534,21 +4648,34 @@ export interface operations {
     v1_decisions_list: {
         parameters: {
             query?: {
-                arm?: string;
+                /**
+                 * @description * `active` - active
+                 *     * `canary` - canary
+                 */
+                arm?: "active" | "canary";
+                /** @description Decided at or after this time (ISO 8601). */
+                from?: string;
+                /** @description A decision id. */
+                id?: string;
                 /** @description Number of results to return per page. */
                 limit?: number;
                 model?: string;
                 node?: string;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
-                ok?: boolean;
-                /** @description Which field to use when ordering the results. */
-                ordering?: string;
-                policy_name?: string;
-                policy_version?: string;
+                ok?: boolean | null;
+                /**
+                 * @description * `newest` - newest
+                 *     * `oldest` - oldest
+                 */
+                order?: "newest" | "oldest";
+                /** @description A policy name, or NAME@VERSION. */
+                policy?: string;
                 slo?: string;
-                slo_met?: boolean;
+                slo_met?: boolean | null;
                 source?: string;
+                /** @description Decided before this time. */
+                to?: string;
             };
             header?: never;
             path?: never;
@@ -7360,6 +7487,99 @@ export interface operations {
             };
             /** @description The body is too large (or decompresses to too much). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_nodes_why_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeWhy"];
+                };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

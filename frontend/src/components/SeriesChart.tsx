@@ -20,6 +20,9 @@ export interface Threshold {
 export interface ChartMark {
   t: number;
   label: string;
+  /** The colour: rollout moves are `info`; drains and cordons `warn`; breaker trips and
+   *  breaches opening `bad`; breaches resolving `ok`. */
+  tone?: "info" | "warn" | "bad" | "ok";
 }
 
 export interface SeriesChartProps {
@@ -33,6 +36,8 @@ export interface SeriesChartProps {
   format?: (value: number) => string;
   range?: [number, number];
   height?: number;
+  /** Charts with the same key share one cursor: hovering one shows the same moment on all. */
+  syncKey?: string;
 }
 
 const PALETTE = ["--accent", "--warn", "--info", "--ok", "--bad"];
@@ -61,12 +66,12 @@ function overlay(thresholds: Threshold[], marks: ChartMark[]): uPlot.Plugin {
           ctx.stroke();
           ctx.fillText(th.label, bbox.left + 4 * ratio, y - 3 * ratio);
         }
-        ctx.strokeStyle = cssVar("--info");
-        ctx.fillStyle = cssVar("--info");
         ctx.setLineDash([2 * ratio, 3 * ratio]);
         for (const [i, mark] of marks.entries()) {
           const x = u.valToPos(mark.t, "x", true);
           if (x < bbox.left || x > bbox.left + bbox.width) continue;
+          ctx.strokeStyle = cssVar(`--${mark.tone ?? "info"}`);
+          ctx.fillStyle = ctx.strokeStyle;
           ctx.beginPath();
           ctx.moveTo(x, bbox.top);
           ctx.lineTo(x, bbox.top + bbox.height);
@@ -87,7 +92,7 @@ function overlay(thresholds: Threshold[], marks: ChartMark[]): uPlot.Plugin {
 
 /** Fleet-wide series on one time axis, drawn with uPlot in the theme's colours. */
 export function SeriesChart(props: SeriesChartProps) {
-  const { t, lines, log = false, thresholds = [], marks = [], format, range, height = 190 } = props;
+  const { t, lines, log = false, thresholds = [], marks = [], format, range, height = 190, syncKey } = props;
   const container = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
@@ -102,7 +107,7 @@ export function SeriesChart(props: SeriesChartProps) {
         height,
         tzDate,
         legend: { show: true },
-        cursor: { drag: { x: false, y: false } },
+        cursor: { drag: { x: false, y: false }, ...(syncKey ? { sync: { key: syncKey } } : {}) },
         scales: {
           x: { time: true },
           y: log ? { distr: 3, log: 10 } : range ? { range } : {},
@@ -129,7 +134,7 @@ export function SeriesChart(props: SeriesChartProps) {
       observer.disconnect();
       chart.destroy();
     };
-  }, [t, lines, log, thresholds, marks, format, range, height]);
+  }, [t, lines, log, thresholds, marks, format, range, height, syncKey]);
 
   return <div ref={container} className="chart" />;
 }

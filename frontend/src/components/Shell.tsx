@@ -13,7 +13,8 @@ import { useTheme } from "./theme";
 export const NAVIGATION: { to: string; label: string; end?: boolean; needs?: Capability }[] = [
   { to: "/", label: "Fleet", end: true },
   { to: "/series", label: "Time series" },
-  { to: "/decisions", label: "Live decisions" },
+  { to: "/decisions", label: "Live decisions", end: true },
+  { to: "/decisions/search", label: "Find decisions" },
   { to: "/slos", label: "SLOs & breaches" },
   { to: "/policies", label: "Policies" },
   { to: "/training", label: "Training runs" },

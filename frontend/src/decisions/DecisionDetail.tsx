@@ -50,6 +50,14 @@ function ReceiptView({ receipt, picked }: { receipt: Receipt; picked: string }) 
           ))}
         </tbody>
       </table>
+      {receipt.picked_in_breach && (
+        <p className="small level-bad" data-testid="receipt-breach">
+          {picked} was picked while in an open {receipt.picked_in_breach.severity || "SLA"} breach of{" "}
+          {receipt.picked_in_breach.slo} (#{receipt.picked_in_breach.breach_id}, open since{" "}
+          {timestamp(receipt.picked_in_breach.opened_at)}
+          {receipt.picked_in_breach.open_breaches > 1 && `, one of ${receipt.picked_in_breach.open_breaches}`}).
+        </p>
+      )}
       <p className="small" data-testid="receipt-rejected">
         {rejected.length === 0
           ? "No node was ruled out."
@@ -59,7 +67,9 @@ function ReceiptView({ receipt, picked }: { receipt: Receipt; picked: string }) 
   );
 }
 
-export function DecisionDetail({ id, onClose }: { id: string; onClose: () => void }) {
+/** A decision record with its receipt: a drawer beside the live feed (with `onClose`) or the
+ *  body of its own page, /decisions/<id>. */
+export function DecisionDetail({ id, onClose }: { id: string; onClose?: () => void }) {
   const [record, setRecord] = useState<DecisionRecord>();
   const [error, setError] = useState<unknown>();
 
@@ -126,9 +136,16 @@ export function DecisionDetail({ id, onClose }: { id: string; onClose: () => voi
         <h2>
           Decision <code className="small">{id}</code>
         </h2>
-        <button type="button" className="button ghost" onClick={onClose}>
-          Close
-        </button>
+        {onClose && (
+          <span className="toolbar">
+            <Link className="button ghost" to={`/decisions/${encodeURIComponent(id)}`} data-testid="decision-link">
+              Link
+            </Link>
+            <button type="button" className="button ghost" onClick={onClose}>
+              Close
+            </button>
+          </span>
+        )}
       </header>
       {body}
     </section>

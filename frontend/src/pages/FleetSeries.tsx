@@ -38,6 +38,27 @@ export default function FleetSeries() {
             </figure>
           ))}
         </div>
+        <section className="panel" aria-label="Fleet events">
+          <h2>Drains, cordons, breakers and breaches in this range</h2>
+          {(series.data.events ?? []).length === 0 ? (
+            <p className="muted small">No node state change, breaker move or breach in this range.</p>
+          ) : (
+            <table className="table dense" data-testid="series-events">
+              <thead>
+                <tr><th>Time</th><th>Event</th><th>What happened</th></tr>
+              </thead>
+              <tbody>
+                {series.data.events.map((e) => (
+                  <tr key={`${e.t}-${e.kind}-${e.subject}`} data-kind={e.kind}>
+                    <td>{timestamp(e.t * 1000)}</td>
+                    <td>{e.kind.replace("_", " ")}</td>
+                    <td>{e.text}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </section>
         <section className="panel" aria-label="Rollout moves">
           <h2>Rollout moves in this range</h2>
           {series.data.marks.length === 0 ? (
@@ -73,7 +94,9 @@ export default function FleetSeries() {
           <p className="small muted">
             Last {range.label}
             {series.data && `, one point per ${series.data.step} s`}; dotted lines mark policy
-            rollout moves. Pick the range at the top.
+            rollout moves (blue), drains and cordons (amber), breaker trips and breaches opening
+            (red), and recoveries (green). Hovering one chart shows the same moment on all. Pick
+            the range at the top.
           </p>
         </div>
       </header>

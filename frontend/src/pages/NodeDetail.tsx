@@ -14,6 +14,7 @@ import { timestamp } from "../lib/format";
 import { useLiveEvent } from "../live/context";
 import { NodeActions } from "./nodeDetail/NodeActions";
 import { NodeCharts } from "./nodeDetail/NodeCharts";
+import { NodeWhy } from "./nodeDetail/NodeWhy";
 
 function Properties({ node, telemetry }: { node: Node; telemetry: LatestTelemetry | undefined }) {
   const labels = Object.entries((node.labels ?? {}) as Record<string, string>);
@@ -115,6 +116,7 @@ export default function NodeDetail() {
           </h1>
         </div>
       </header>
+      <NodeWhy name={node.data.name} generation={node.data.state_changed_at ?? null} />
       <div className="detail-grid">
         <Properties node={node.data} telemetry={telemetry.data?.[name]} />
         {canAct && <NodeActions node={node.data} onChanged={(n) => node.setData(() => n)} />}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import type { FleetSeries } from "../api/types";
-import { fleetCharts } from "./charts";
+import { FLEET_SYNC, fleetCharts } from "./charts";
 
 const DATA: FleetSeries = {
   from: "2026-11-24T12:00:00Z",
@@ -26,6 +26,12 @@ const DATA: FleetSeries = {
     },
   ],
   marks: [{ t: 60, kind: "canary", policy: "ppo@1", actor: "admin", reason: "try" }],
+  events: [
+    { t: 30, kind: "drain", subject: "fra-h100-1", text: "drain fra-h100-1 by otto: NVLink" },
+    { t: 90, kind: "breaker", subject: "muc-l4-1", text: "breaker muc-l4-1: closed → open (3)" },
+    { t: 100, kind: "breaker", subject: "muc-l4-1", text: "breaker muc-l4-1: half_open → closed (ok)" },
+    { t: 120, kind: "breach_open", subject: "interactive", text: "page breach #3 of interactive opened" },
+  ],
 };
 
 describe("fleet charts", () => {
@@ -36,11 +42,21 @@ describe("fleet charts", () => {
     expect(Object.values(charts).filter((c) => c.log)).toHaveLength(1);
   });
 
-  it("keeps gaps as null and marks every chart with the rollout moves", () => {
+  it("keeps gaps as null and marks every chart with rollout moves and fleet events", () => {
     expect(charts.latency!.lines[0]!.values).toEqual([200, null, 50]);
     for (const chart of Object.values(charts)) {
-      expect(chart.marks).toEqual([{ t: 60, label: "canary ppo@1" }]);
+      expect(chart.marks).toEqual([
+        { t: 30, label: "drain fra-h100-1", tone: "warn" },
+        { t: 60, label: "canary ppo@1", tone: "info" },
+        { t: 90, label: "breaker muc-l4-1", tone: "bad" },
+        { t: 100, label: "breaker muc-l4-1", tone: "ok" },
+        { t: 120, label: "breach open interactive", tone: "bad" },
+      ]);
     }
+  });
+
+  it("shares one cursor across the fleet's charts", () => {
+    expect(new Set(Object.values(charts).map((c) => c.syncKey))).toEqual(new Set([FLEET_SYNC]));
   });
 
   it("draws each SLO's objective and the budget pace as thresholds", () => {

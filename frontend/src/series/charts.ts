@@ -1,6 +1,6 @@
 // The fleet time-series page's charts, built from GET /api/v1/series/fleet (docs/dashboard.md).
 import type { FleetSeries } from "../api/types";
-import type { SeriesChartProps } from "../components/SeriesChart";
+import type { ChartMark, SeriesChartProps } from "../components/SeriesChart";
 import { percent, rate } from "../lib/format";
 
 export interface ChartSpec extends SeriesChartProps {
@@ -15,8 +15,40 @@ const share = (v: number) => percent(v, 0);
 const count = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(1));
 const burn = (v: number) => `${v >= 10 ? v.toFixed(0) : v.toFixed(1)}×`;
 
+/** One cursor for every fleet chart: hovering one shows the same moment on all. */
+export const FLEET_SYNC = "fleet-series";
+
+type SeriesEvent = FleetSeries["events"][number];
+
+const EVENT_TONE: Record<SeriesEvent["kind"], ChartMark["tone"]> = {
+  drain: "warn",
+  cordon: "warn",
+  mark_down: "bad",
+  uncordon: "ok",
+  breaker: "bad",
+  breach_open: "bad",
+  breach_resolved: "ok",
+};
+
+/** A chart mark for an event: "drain fra-h100-1", "breach open interactive"; a breaker move
+ *  closing is good news, opening bad. */
+export function eventMark(e: SeriesEvent): ChartMark {
+  const closing = e.kind === "breaker" && /→ closed/.test(e.text);
+  return {
+    t: e.t,
+    label: `${e.kind.replace("_", " ")} ${e.subject}`,
+    tone: closing ? "ok" : EVENT_TONE[e.kind],
+  };
+}
+
+/** Rollout moves and fleet events, oldest first, as every fleet chart marks them. */
+export function fleetMarks(data: Pick<FleetSeries, "marks" | "events">): ChartMark[] {
+  const rollout: ChartMark[] = data.marks.map((m) => ({ t: m.t, label: `${m.kind} ${m.policy}`, tone: "info" }));
+  return [...rollout, ...(data.events ?? []).map(eventMark)].sort((a, b) => a.t - b.t);
+}
+
 export function fleetCharts(data: FleetSeries): ChartSpec[] {
-  const marks = data.marks.map((m) => ({ t: m.t, label: `${m.kind} ${m.policy}` }));
+  const marks = fleetMarks(data);
   const objectives = [...new Set(data.slos.map((s) => s.objective))];
   return [
     {
@@ -27,6 +59,7 @@ export function fleetCharts(data: FleetSeries): ChartSpec[] {
       lines: [{ label: "decisions/s", values: data.decisions_per_s }],
       format: rate,
       marks,
+      syncKey: FLEET_SYNC,
     },
     {
       key: "latency",
@@ -40,6 +73,7 @@ export function fleetCharts(data: FleetSeries): ChartSpec[] {
       log: true,
       format: micros,
       marks,
+      syncKey: FLEET_SYNC,
     },
     {
       key: "attainment",
@@ -51,6 +85,7 @@ export function fleetCharts(data: FleetSeries): ChartSpec[] {
       range: [0, 1],
       format: share,
       marks,
+      syncKey: FLEET_SYNC,
     },
     {
       key: "burn",
@@ -61,6 +96,7 @@ export function fleetCharts(data: FleetSeries): ChartSpec[] {
       thresholds: [{ value: 1, label: "1× budget pace" }],
       format: burn,
       marks,
+      syncKey: FLEET_SYNC,
     },
     {
       key: "fallbacks",
@@ -73,6 +109,7 @@ export function fleetCharts(data: FleetSeries): ChartSpec[] {
       ],
       format: count,
       marks,
+      syncKey: FLEET_SYNC,
     },
     {
       key: "prefix",
@@ -83,6 +120,7 @@ export function fleetCharts(data: FleetSeries): ChartSpec[] {
       range: [0, 1],
       format: share,
       marks,
+      syncKey: FLEET_SYNC,
     },
   ];
 }

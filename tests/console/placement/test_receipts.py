@@ -3,6 +3,7 @@ viewer reads back through GET /api/v1/decisions/{id}."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from console.inventory.models import Node
 from console.placement.engine.core import RECEIPT_CANDIDATES
 from console.placement.models import DecisionRecord
+from telemetry.models import BreachNode, SlaBreach
 from tests.console.placement.test_decisions import INTERACTIVE
 
 pytestmark = pytest.mark.django_db
@@ -66,3 +68,51 @@ def test_a_record_from_before_receipts_reads_with_an_empty_receipt(
     DecisionRecord.objects.filter(pk=record.pk).update(receipt={})
     body = client_for("viewer").get(f"/api/v1/decisions/{record.pk}").json()
     assert body["receipt"] == {}
+
+
+def _breach(node: str, opened: datetime, resolved: datetime | None, severity: str) -> int:
+    breach = SlaBreach.objects.create(
+        slo="interactive",
+        metric="within_targets",
+        severity=severity,
+        status="resolved" if resolved else "open",
+        objective=0.99,
+        threshold=14.4,
+        observed=20.0,
+        worst=20.0,
+        samples=100,
+        opened_at=opened,
+        resolved_at=resolved,
+    )
+    BreachNode.objects.create(
+        breach=breach, node=node, model="llama-3.1-8b", requests=50, bad=20, burn_rate=40.0
+    )
+    return breach.pk
+
+
+def test_a_receipt_flags_a_node_picked_while_in_an_open_breach(client_for: Any) -> None:
+    """Computed when the record is read, from the breach's open interval: the engine's
+    decisions are not touched."""
+    t0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+    ticket = _breach("fra-h100-1", t0 + timedelta(minutes=5), t0 + timedelta(minutes=30), "ticket")
+    page = _breach("fra-h100-1", t0 + timedelta(minutes=10), t0 + timedelta(minutes=20), "page")
+    _breach("muc-l4-1", t0, None, "page")  # another node's breach flags nothing here
+    receipt = {"v": 2, "candidates": [], "rejected": {}}
+    for i, minute in enumerate((1, 7, 15, 25, 40)):
+        DecisionRecord.objects.create(
+            id=f"r{i}", created_at=t0 + timedelta(minutes=minute), source_site="fra",
+            model="llama-3.1-8b", slo="interactive", prompt_tokens=1, max_output_tokens=1,
+            node="fra-h100-1", node_site="fra", policy_name="weighted-score",
+            policy_version="builtin", latency_us=1.0, receipt=receipt,
+        )  # fmt: skip
+    viewer = client_for("viewer")
+    listed = viewer.get("/api/v1/decisions?node=fra-h100-1&order=oldest").json()["results"]
+    flags = [r["receipt"]["picked_in_breach"] for r in listed]
+    assert flags[0] is None and flags[4] is None  # before the first opened, after both resolved
+    assert flags[1]["breach_id"] == ticket and flags[3]["breach_id"] == ticket
+    # Both open at minute 15: the page-level one is named, and the count says there are two.
+    assert flags[2]["breach_id"] == page and flags[2]["severity"] == "page"
+    assert flags[2]["open_breaches"] == 2
+    # A record read alone says the same.
+    alone = viewer.get("/api/v1/decisions/r2").json()["receipt"]["picked_in_breach"]
+    assert alone == flags[2]

@@ -6,8 +6,10 @@ and calibration (docs/twin.md) finds the difference from the recorded outcomes."
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import requests
@@ -84,6 +86,9 @@ class Command(BaseCommand):
             f"demo fleet: {len(fleet.node_names)} nodes, exporters on "
             f":{exporters_port}, replaying {Path(trace).name} at {load:g}x"
         )
+        # SIGTERM (the supervisor's stop, docker stop) ends the run as Ctrl-C does: with the
+        # totals printed and status 0.
+        signal.signal(signal.SIGTERM, _interrupt)
         try:
             stats = fleet.run()
         except KeyboardInterrupt:
@@ -120,3 +125,7 @@ class Command(BaseCommand):
                 pass
             time.sleep(1)
         raise CommandError(f"the console at {web_url} did not come up in {seconds:.0f}s")
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt

@@ -60,6 +60,12 @@ class Command(BaseCommand):
             help="Do not start the background PPO training run.",
         )
         parser.add_argument(
+            "--no-signin",
+            action="store_true",
+            help="Do not print the sign-in line (`make run`'s demo_signin prints it once the "
+            "console answers).",
+        )
+        parser.add_argument(
             "--no-calibration",
             action="store_true",
             help="Do not schedule the calibration of the first minutes of traffic.",
@@ -73,6 +79,7 @@ class Command(BaseCommand):
         web_url: str,
         no_training: bool,
         no_calibration: bool,
+        no_signin: bool,
         **options: Any,
     ) -> None:
         if not Node.objects.exists():
@@ -122,9 +129,14 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"calibration run {calibration.pk} scheduled after {minutes:g} minutes"
             )
-        self.stdout.write(
-            self.style.SUCCESS(f"\nLocus demo: open {web_url}/ and sign in as admin / {password}\n")
-        )
+        if no_signin:
+            self.stdout.write(f"the admin's password is in {demo_dir() / 'admin-password'}")
+        else:
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"\nLocus demo: open {web_url}/ and sign in as admin / {password}\n"
+                )
+            )
 
     def _admin_password(self) -> str:
         path = demo_dir() / "admin-password"

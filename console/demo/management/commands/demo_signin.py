@@ -1,13 +1,15 @@
 """`manage.py demo_signin`: print the demo's sign-in line once the console answers, then wait.
 
-`make run` starts it with the other processes (Procfile), so the line comes last, after
-honcho's process banners and the servers' start-up logs, where a user looks. It stays up
-doing nothing because honcho stops every process as soon as one exits.
+`make run` starts it with the other processes (Procfile), and its supervisor holds the line
+until the other processes' start-up output is done (console/demo/supervisor.py, `--last`), so
+it comes last, where a user looks. It stays up doing nothing because the supervisor stops
+every process as soon as one exits; SIGTERM ends it with status 0.
 """
 
 from __future__ import annotations
 
 import signal
+import sys
 import time
 from typing import Any
 
@@ -24,11 +26,18 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--web-url", default=settings.LOCUS_DEMO_WEB_URL)
+        parser.add_argument(
+            "--exporters-port", type=argtypes.port, default=settings.LOCUS_DEMO_EXPORTERS_PORT
+        )
         parser.add_argument("--timeout", type=argtypes.positive, default=300.0)
 
-    def handle(self, *args: Any, web_url: str, timeout: float, **options: Any) -> None:
+    def handle(
+        self, *args: Any, web_url: str, exporters_port: int, timeout: float, **options: Any
+    ) -> None:
         deadline = time.monotonic() + timeout
-        while not _healthy(web_url):
+        # The fleet's exporters answer once the fleet runs: after its last start-up line.
+        exporters = f"http://127.0.0.1:{exporters_port}/"
+        while not (_healthy(web_url) and _answers(exporters)):
             if time.monotonic() > deadline:
                 self.stderr.write(f"the console did not answer at {web_url} in {timeout:.0f} s")
                 break
@@ -39,7 +48,18 @@ class Command(BaseCommand):
             line = f"Locus is up: open {web_url}/ and sign in as admin / {password}"
             self.stdout.write(self.style.SUCCESS(line))
         self.stdout.flush()
-        signal.pause()  # until honcho stops the group
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+        while True:
+            signal.pause()  # until the supervisor stops it
+
+
+def _answers(url: str) -> bool:
+    """Whether anything serves HTTP at `url` (the exporters answer their root with a 404)."""
+    try:
+        requests.get(url, timeout=2)
+    except requests.RequestException:
+        return False
+    return True
 
 
 def _healthy(web_url: str) -> bool:

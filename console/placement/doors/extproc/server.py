@@ -76,18 +76,25 @@ class PickerServer:
     _stop: asyncio.Event | None = None
     _error: BaseException | None = None
     _metrics: Any = None
+    _engine: threading.Thread | None = None
     bound_metrics_port: int = 0
 
     def start(self) -> PickerServer:
         if self.metrics_port is not None:
             self._metrics = serve_metrics(self.host.strip("[]"), self.metrics_port)
             self.bound_metrics_port = int(self._metrics.server_port)
-        threading.Thread(target=_start_engine, name="locus-picker-engine", daemon=True).start()
         self._thread = threading.Thread(target=self._run, name="locus-picker", daemon=True)
         self._thread.start()
         self._started.wait(30)
         if self._error is not None:
             raise self._error
+        # The engine starts once the ports are bound: a picker that cannot listen never
+        # loads a snapshot (whose thread would outlive the failed start and log against a
+        # database the caller has moved on from).
+        self._engine = threading.Thread(
+            target=_start_engine, name="locus-picker-engine", daemon=True
+        )
+        self._engine.start()
         return self
 
     def stop(self) -> None:
@@ -98,6 +105,10 @@ class PickerServer:
             self._loop.call_soon_threadsafe(self._stop.set)
         if self._thread is not None:
             self._thread.join(10)
+        if self._engine is not None:
+            # Its first snapshot may still be loading: wait for it, so nothing of this
+            # picker reads the database after stop() returns.
+            self._engine.join(30)
 
     def wait(self, every: Callable[[], None] | None = None) -> None:
         """Until the servers stop; `every` runs about once a second meanwhile."""

@@ -3,6 +3,7 @@ and the ext_proc service only once the engine holds a snapshot."""
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -13,7 +14,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from console.inventory.services import topology_import
 from console.placement.doors.extproc.server import PickerServer
-from console.placement.engine.runtime import runtime
+from console.placement.engine.runtime import current_runtime, runtime
 from optimizer.topology_files import parse_topology
 from tests.console.placement.doors.extproc.conftest import fleet_with_addresses
 
@@ -99,3 +100,18 @@ def test_run_picker_names_a_port_in_use(engine_settings: Any) -> None:
         port = taken.getsockname()[1]
         with pytest.raises(CommandError, match=f"cannot listen on 127.0.0.1:{port}"):
             call_command("run_picker", "--port", str(port), "--health-port", "0")
+    # A picker that could not listen loads nothing: no engine thread outlives the failed
+    # start to read the database after the command returned.
+    assert current_runtime() is None
+    assert "locus-picker-engine" not in {t.name for t in threading.enumerate()}
+
+
+def test_stop_waits_for_the_engine_start(engine_settings: Any, caplog: Any) -> None:
+    """Nothing of a stopped picker touches the database afterwards: its engine thread (the
+    first snapshot, on an empty inventory here) has ended, and said plainly why it has none."""
+    server = PickerServer(port=0, health_port=0, host="127.0.0.1").start()
+    server.stop()
+    assert "locus-picker-engine" not in {t.name for t in threading.enumerate()}
+    assert runtime().engine.snapshot is None
+    assert "the inventory has no nodes yet" in caplog.text
+    assert "Tuple should have" not in caplog.text
