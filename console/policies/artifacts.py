@@ -13,8 +13,8 @@ from django.conf import settings
 from console.api.errors import ApplicationError
 from console.policies.choices import PolicyKind
 from console.policies.models import PolicyVersion
-from optimizer.features import FEATURE_NAMES, FEATURE_VERSION
-from optimizer.policies import scorer_digest
+from optimizer.decide.scorers.learned import scorer_digest
+from optimizer.decide.state.features import FEATURE_NAMES, FEATURE_VERSION
 
 # What every policy.json that `train` writes holds (optimizer/rl/export.py write_policy_json
 # and optimizer/rl/train.py).
@@ -91,7 +91,7 @@ def read_artifact(directory: Path) -> tuple[dict[str, Any], str]:
         )
     digest = scorer_digest(directory)
     try:
-        from optimizer.rl.export import load_trained_policy
+        from optimizer.decide.scorers.learned import load_trained_policy
 
         load_trained_policy(directory)
     except Exception as exc:  # a corrupt or foreign file fails in torch in many ways

@@ -9,8 +9,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from optimizer.decision import BLOCK_TOKENS, NodeView, PlacementRequest
-from optimizer.estimates import estimate, slo_targets_s
+from optimizer.decide.request import BLOCK_TOKENS, PlacementRequest, slo_targets_s
+from optimizer.decision import NodeView
+from optimizer.estimates import estimate
 from optimizer.topology import Topology
 
 # Tie-breaking weight: small enough never to override the primary criterion's whole units.

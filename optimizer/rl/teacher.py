@@ -40,10 +40,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from optimizer.kernel.candidates import Candidates
-from optimizer.kernel.fleet import D_KV_USED, S_KV_CAPACITY
-from optimizer.policies import POLICY_NAMES, Policy, get_policy
-from optimizer.policies.routers import PrefixAwarePolicy
+from optimizer.decide.registry import POLICY_NAMES, get_policy
+from optimizer.decide.scorers.base import Policy
+from optimizer.decide.scorers.prefix_aware import PrefixAwarePolicy
+from optimizer.decide.state.candidates import Candidates
+from optimizer.decide.state.fleet import D_KV_USED, S_KV_CAPACITY
 from optimizer.topology import Topology
 
 SLO_AWARE = "slo-aware"

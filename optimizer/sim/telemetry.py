@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optimizer.kernel.fleet import D_KV_USED, D_QUEUE, D_RUNNING, S_KV_CAPACITY, Fleet
-from optimizer.kernel.live import LiveState, NodeSample
+from optimizer.decide.state.fleet import D_KV_USED, D_QUEUE, D_RUNNING, S_KV_CAPACITY, Fleet
+from optimizer.decide.state.live import LiveState, NodeSample
 
 # Scrape to visibility in the latest-state cache: an HTTP scrape of an exporter and a write
 # (tens of milliseconds each on the demo stack); the snapshot refresh wait comes on top.

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from optimizer.cli import main
+from optimizer.decide.registry import GENERALIST_DIR, load_policy
+from optimizer.decide.scorers.learned import load_trained_policy, scorer_digest
 from optimizer.errors import InputFileError
-from optimizer.policies import GENERALIST_DIR, load_policy, scorer_digest
-from optimizer.rl.export import load_trained_policy
 from optimizer.rl.replays import run_replay, scenario_job
 from optimizer.topology_files import load_topology
 from tests.optimizer.fleets import FLEET_DEMO, MOONCAKE

@@ -15,12 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optimizer.constraints import filter_candidates
-from optimizer.decision import NodeView, PlacementRequest, node_view, placement_request
+from optimizer.decide.filters.constraints import constrain
+from optimizer.decide.registry import POLICY_NAMES, get_policy, load_policy
+from optimizer.decide.request import PlacementRequest, placement_request
+from optimizer.decide.state.candidates import Candidates, dynamic_of_views, rejected_reasons
+from optimizer.decide.state.fleet import Fleet
+from optimizer.decision import NodeView, node_view
 from optimizer.estimates import estimate
 from optimizer.features import candidate_rows
-from optimizer.kernel.candidates import Candidates, constrain, dynamic_of_views, rejected_reasons
-from optimizer.kernel.fleet import Fleet
-from optimizer.policies import POLICY_NAMES, get_policy, load_policy
 from optimizer.reference.policies import reference_policy
 from optimizer.rl.teacher import get_teacher
 from optimizer.topology import NODE_STATES
@@ -176,7 +178,7 @@ def trained() -> object:
 def test_the_learned_scorer_scores_and_picks_as_torchscript_on_reference_rows(
     case: Case, trained: object
 ) -> None:
-    from optimizer.rl.export import TrainedPolicy
+    from optimizer.decide.scorers.learned import TrainedPolicy
 
     assert isinstance(trained, TrainedPolicy) and trained.fast is not None
     kernel, _ = _kernel(case)
@@ -203,7 +205,7 @@ def test_the_generalist_scores_its_scorer_minus_the_weighted_reference_cost(
 ) -> None:
     """policy.json's decision_cost_weight: the scorer's scores minus the weight times the
     reference estimate of each candidate's USD per 1k requests."""
-    from optimizer.rl.export import TrainedPolicy
+    from optimizer.decide.scorers.learned import TrainedPolicy
 
     assert isinstance(generalist, TrainedPolicy) and generalist.cost_weight > 0
     kernel, _ = _kernel(case)

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from optimizer.constraints import filter_candidates
+from optimizer.decide.registry import POLICY_NAMES, get_policy, load_policy
+from optimizer.decide.scorers.base import ordered
 from optimizer.decision import NodeView, node_view
 from optimizer.errors import InputFileError
-from optimizer.policies import POLICY_NAMES, get_policy, load_policy, ordered
 from optimizer.sim import ScheduledEvent, simulate
 from optimizer.sim.requests import SERVED
 from optimizer.topology import Topology

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optimizer.kernel.prefix import PrefixIndex
+from optimizer.decide.state.prefix import PrefixIndex
 
 NODES = 5
 operation = st.tuples(

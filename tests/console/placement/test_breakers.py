@@ -6,13 +6,7 @@ from typing import Any
 
 import pytest
 
-from console.placement.engine.breakers import (
-    CLOSED,
-    HALF_OPEN,
-    OPEN,
-    BreakerBoard,
-    BreakerConfig,
-)
+from optimizer.decide.filters.breakers import CLOSED, HALF_OPEN, OPEN, BreakerBoard, BreakerConfig
 
 
 class Clock:

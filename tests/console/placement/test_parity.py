@@ -19,10 +19,17 @@ import pytest
 
 from console.inventory.services import topology_import
 from console.placement.engine.runtime import runtime
-from optimizer.decision import placement_request
-from optimizer.kernel.candidates import Candidates, constrain, rejected_reasons
-from optimizer.kernel.fleet import D_KV_USED, D_QUEUE, D_QUEUED_TOKENS, D_RUNNING, S_KV_CAPACITY
-from optimizer.policies import get_policy
+from optimizer.decide.filters.constraints import constrain
+from optimizer.decide.registry import get_policy
+from optimizer.decide.request import placement_request
+from optimizer.decide.state.candidates import Candidates, rejected_reasons
+from optimizer.decide.state.fleet import (
+    D_KV_USED,
+    D_QUEUE,
+    D_QUEUED_TOKENS,
+    D_RUNNING,
+    S_KV_CAPACITY,
+)
 from optimizer.sim import Simulator
 from optimizer.topology_files import load_topology
 from optimizer.traces import draw_requests, load_trace

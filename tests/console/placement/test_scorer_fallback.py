@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from console.placement.engine.runtime import runtime
-from console.placement.engine.scorer_guard import ScorerGuard
-from console.placement.engine.snapshot import PolicyRef, Rollout
-from optimizer.policies import Policy, scorer_digest
+from optimizer.decide.scorers.base import Policy
+from optimizer.decide.scorers.guard import ScorerGuard
+from optimizer.decide.scorers.learned import scorer_digest
+from optimizer.decide.state.snapshot import PolicyRef, Rollout
 from tests.console.placement.conftest import SMALL_REQUEST
 
 pytestmark = pytest.mark.django_db

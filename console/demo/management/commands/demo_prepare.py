@@ -32,7 +32,7 @@ from console.policies.services import policy_bootstrap, policy_register
 from console.twin.models import CalibrationRun
 from console.twin.services import calibration_start
 from optimizer import argtypes
-from optimizer.policies import GENERALIST, GENERALIST_DIR
+from optimizer.decide.registry import GENERALIST, GENERALIST_DIR
 from optimizer.topology_files import load_topology
 
 DEMO_TOPOLOGY = Path(settings.BASE_DIR) / "optimizer" / "topologies" / "fleet-demo.yaml"

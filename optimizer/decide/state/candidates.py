@@ -1,11 +1,10 @@
 """One request's candidates as columns, with the estimates and feature rows computed on them.
 
-`constrain` applies the hard constraints (the fleet's cached length-independent split, then
-each survivor's KV room); `Candidates` gathers the survivors' static, route and dynamic
+The filters (`optimizer.decide.filters`) choose the node indices; `Candidates` gathers the survivors' static, route and dynamic
 columns in one fancy-index each and computes, on first use, the prefix match, the estimates
 (`optimizer.estimates`' formulas, in the same order of operations, so the numbers are the
 same to the last bit) and the feature rows (`optimizer.features`' definition). Policies read
-these columns (`optimizer.policies`); the per-node originals stay as the reference the
+these columns (`optimizer.decide.scorers`); the per-node originals stay as the reference the
 parity tests and `bench-decide` compare against.
 """
 
@@ -15,17 +14,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from optimizer.decision import NodeView, PlacementRequest
-from optimizer.estimates import slo_targets_s
-from optimizer.features import N_FEATURES
-from optimizer.kernel.estimates import Estimates
-from optimizer.kernel.fleet import (
-    CODE_NO_KV_ROOM,
+from optimizer.decide.request import PlacementRequest, slo_targets_s
+from optimizer.decide.state.estimates import Estimates
+from optimizer.decide.state.features import MAX_RATIO, N_FEATURES
+from optimizer.decide.state.fleet import (
     D_KV_USED,
     D_QUEUE,
     D_RUNNING,
     DYNAMIC_COLUMNS,
-    REASONS,
     S_KV_CAPACITY,
     S_MAX_BATCH,
     S_PREFILL_RATE,
@@ -35,34 +31,11 @@ from optimizer.kernel.fleet import (
     Fleet,
     StaticSplit,
 )
-from optimizer.kernel.prefix import PrefixIndex
+from optimizer.decide.state.prefix import PrefixIndex
+from optimizer.decision import NodeView
 from optimizer.topology import Topology
 
-_MAX_RATIO = 10.0  # optimizer.features: a ratio beyond this says "hopeless"
 _TIER_COLUMN = 22  # optimizer.features: the first of the tier one-hot columns
-
-
-def constrain(
-    fleet: Fleet, request: PlacementRequest
-) -> tuple[np.ndarray, StaticSplit, np.ndarray]:
-    """The hard constraints: (candidate node indices in topology order, the static split,
-    the indices rejected for KV room). Raise KeyError for a model the fleet does not know."""
-    model = fleet.model_index[request.model]
-    split = fleet.split(model, request.source_site, request.residency)
-    need = (request.prompt_tokens + request.max_output_tokens) * fleet.kv_per_token[model]
-    room = split.capacity >= need
-    if room.all():
-        return split.index, split, split.index[:0]
-    return split.index[room], split, split.index[~room]
-
-
-def rejected_reasons(fleet: Fleet, split: StaticSplit, no_room: np.ndarray) -> dict[str, str]:
-    """Every rejected node's name with its first reason (`constraints.rejection_reason`)."""
-    rejected = dict(split.rejected)
-    kv = REASONS[CODE_NO_KV_ROOM]
-    for i in no_room.tolist():
-        rejected[fleet.names[i]] = kv
-    return rejected
 
 
 class Candidates:
@@ -95,7 +68,7 @@ class Candidates:
         """`index`: the candidates' node indices, ascending (topology order); `dynamic`: the
         whole fleet's (nodes, DYNAMIC_COLUMNS) state; `prefix`: the fleet's prefix caches to
         match the request's blocks in (None: none known), unless `prefix_blocks` gives the
-        matches directly; `split`: the `StaticSplit` `index` came from (`constrain`), whose
+        matches directly; `split`: the `StaticSplit` `index` came from (`optimizer.decide.filters.constraints`), whose
         gathered rows serve when `index` is all of it."""
         self.fleet = fleet
         self.request = request
@@ -176,8 +149,8 @@ class Candidates:
         cols[6] = est.e2e_s / 60.0
         cols[7] = est.wait_s
         cols[8] = est.prefill_s
-        cols[9] = np.minimum(est.ttft_s / ttft_target, _MAX_RATIO)
-        cols[10] = np.minimum(est.e2e_s / e2e_target, _MAX_RATIO)
+        cols[9] = np.minimum(est.ttft_s / ttft_target, MAX_RATIO)
+        cols[10] = np.minimum(est.e2e_s / e2e_target, MAX_RATIO)
         cols[11] = est.cost_usd * 1000.0
         cols[12] = est.rtt_s * 10.0
         cols[13] = est.transfer_s
@@ -207,18 +180,6 @@ class Candidates:
         out._est = out._rows = None
         out._targets = self._targets
         return out
-
-
-def top_k(scores: np.ndarray, k: int) -> list[int]:
-    """The first `k` candidate positions by descending score, ties in candidate order (the
-    pick, then the fallbacks): the head of a stable argsort, without sorting every candidate
-    of a large fleet."""
-    n = len(scores)
-    if n <= 256:  # a stable sort of a few hundred costs less than the partition below
-        return list(np.argsort(-scores, kind="stable")[:k].tolist())
-    threshold = np.partition(scores, n - k)[n - k]  # the k-th highest score
-    head = np.flatnonzero(scores >= threshold)  # every tie of it included, in order
-    return list(head[np.argsort(-scores[head], kind="stable")[:k]].tolist())
 
 
 def dynamic_of_views(fleet: Fleet, views: Sequence[NodeView]) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Per-node circuit breakers fed by request outcomes.
+"""The breakers filter: per-node circuit breakers fed by request outcomes.
 
 States: closed (traffic flows) → open (node rejected with 'breaker_open') → half-open (a few
 probe requests go through) → closed after enough probe successes, or open again on a probe
@@ -8,6 +8,10 @@ failure. A breaker trips on `consecutive_failures` failures in a row, or when at
 Defaults follow SGLang's router (trip after 10 failures within 120 s, stay open 60 s, close
 after 3 successes; sgl-router `CircuitBreakerConfig`), with a lower consecutive threshold
 (5) because a run of failures on one inference node is rarely noise.
+
+The console's runtime feeds the board with reported outcomes; the simulator, when run with
+breakers, with its own (a request served or lost, a prompt sent to a node that went down),
+on its own clock. `BreakerFilter` is the GIE EPP filter plugin over a board.
 """
 
 from __future__ import annotations
@@ -18,7 +22,12 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from optimizer.decide.framework import Trip
+
 CLOSED, OPEN, HALF_OPEN = "closed", "open", "half_open"
+REASON_BREAKER = "breaker_open"
 
 
 @dataclass(frozen=True)
@@ -159,3 +168,27 @@ class BreakerBoard:
         b.probe_successes = 0
         if self._on_transition is not None and before != to:
             self._on_transition(node, before, to, why)
+
+
+class BreakerFilter:
+    """Leaves out the candidates whose breaker refuses traffic (open, or half-open with its
+    probes in flight). Asks the board only about the nodes not closed: most decisions see a
+    fleet with every breaker closed and pay one set lookup."""
+
+    name = "breakers"
+
+    def __init__(self, board: BreakerBoard) -> None:
+        self.board = board
+
+    def filter(self, trip: Trip) -> None:
+        board = self.board
+        blocked = board.not_closed()
+        if not blocked:
+            return
+        names = trip.fleet.names
+        index = trip.index
+        keep = np.array(
+            [names[i] not in blocked or board.allows(names[i]) for i in index.tolist()],
+            dtype=bool,
+        )
+        trip.reject(index, keep, REASON_BREAKER)

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optimizer.decision import BLOCK_TOKENS
-from optimizer.kernel.fleet import (
+from optimizer.decide.request import BLOCK_TOKENS
+from optimizer.decide.state.fleet import (
     D_KV_USED,
     D_QUEUE,
     D_RUNNING,
@@ -30,7 +30,7 @@ from optimizer.kernel.fleet import (
     S_KV_CAPACITY,
     Fleet,
 )
-from optimizer.kernel.prefix import PrefixIndex
+from optimizer.decide.state.prefix import PrefixIndex
 
 
 @dataclass(frozen=True, slots=True)

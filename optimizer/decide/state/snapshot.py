@@ -1,6 +1,8 @@
 """The in-memory state a decision reads: inventory, latest telemetry, rollout, shared breakers.
 
-A snapshot is immutable and replaced whole by a background refresh (`runtime.py`), so a
+Pure data: the console builds it from the database (`console.placement.selectors`).
+
+A snapshot is immutable and replaced whole by a background refresh (`console.placement.engine.runtime`), so a
 decision never queries the database or the network and never sees half an update. Building
 one reads the database; when that fails the previous snapshot stays in service and only its
 age grows (docs/architecture.md rule 2: a dead database degrades freshness, never availability).
@@ -12,7 +14,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from optimizer.kernel.live import NodeSample
+from optimizer.decide.state.live import NodeSample
 from optimizer.topology import Topology
 
 logger = logging.getLogger(__name__)
@@ -36,13 +38,6 @@ class PolicyRef:
     @property
     def key(self) -> str:
         return f"{self.name}@{self.version}"
-
-    @property
-    def learned(self) -> bool:
-        """A trained scorer (a directory), not a built-in heuristic."""
-        from optimizer.policies import POLICY_NAMES
-
-        return self.spec not in POLICY_NAMES
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,6 @@
 """What `"explain": true` adds to a decision: every candidate with its score, rank, estimates
-and the state it was judged on (docs/contracts.md §4), best first."""
+and the state it was judged on (docs/contracts.md §4), best first; and the receipt's rows
+every decision keeps (docs/dashboard.md)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from console.placement.engine.snapshot import Snapshot
-from optimizer.kernel.candidates import Candidates, top_k
-from optimizer.kernel.fleet import D_KV_USED, D_QUEUE, D_RUNNING, S_KV_CAPACITY
-from optimizer.kernel.live import LiveState
+from optimizer.decide.pickers.top_k import top_k
+from optimizer.decide.state.candidates import Candidates
+from optimizer.decide.state.fleet import D_KV_USED, D_QUEUE, D_RUNNING, S_KV_CAPACITY
+from optimizer.decide.state.live import LiveState
+from optimizer.decide.state.snapshot import Snapshot
 from optimizer.topology import Topology
 
 

@@ -21,17 +21,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optimizer.constraints import (
-    REASON_MODEL_NOT_SERVED,
-    REASON_NO_KV_ROOM,
-    REASON_NODE_CORDONED,
-    REASON_NODE_DOWN,
-    REASON_NODE_DRAINING,
-    REASON_RESIDENCY,
-    REASON_UNREACHABLE,
-)
 from optimizer.topology import TIERS, Topology
 
+# The fixed vocabulary of rejection reasons; the live engine adds its own (for example
+# 'stale_telemetry', 'breaker_open') on top.
+REASON_MODEL_NOT_SERVED = "model_not_served"
+REASON_NODE_DOWN = "node_down"
+REASON_NODE_DRAINING = "node_draining"
+REASON_NODE_CORDONED = "node_cordoned"
+REASON_RESIDENCY = "residency"
+REASON_UNREACHABLE = "unreachable"
+REASON_NO_KV_ROOM = "no_kv_room"
 # Static columns (float64).
 S_GPUS, S_USD_PER_HOUR, S_KV_CAPACITY, S_MAX_BATCH, S_PREFILL_RATE = 0, 1, 2, 3, 4
 S_STEP_MS, S_STEP_MS_PER_SEQ, S_KV_PER_TOKEN, S_TIER, S_SITE = 5, 6, 7, 8, 9

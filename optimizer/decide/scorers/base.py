@@ -7,8 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from optimizer.decision import NodeView, PlacementRequest
-from optimizer.kernel.candidates import Candidates, candidates_of_views
+from optimizer.decide.request import PlacementRequest
+from optimizer.decide.state.candidates import Candidates, candidates_of_views
+from optimizer.decision import NodeView
 from optimizer.topology import Topology
 
 
