@@ -23,10 +23,10 @@ POLICY_JSON_KEYS = ("feature_names", "feature_version", "name", "normalisation")
 
 def artifact_roots() -> list[Path]:
     """Directories a trained version may be registered from: where the console's training
-    runs write (`LOCUS_ARTIFACTS_DIR`) and the shipped scorers (optimizer/policies/trained)."""
+    runs write (`LOCUS_ARTIFACTS_DIR`) and the shipped scorers (optimizer/trained)."""
     return [
         Path(settings.LOCUS_ARTIFACTS_DIR).resolve(),
-        (Path(settings.BASE_DIR) / "optimizer" / "policies" / "trained").resolve(),
+        (Path(settings.BASE_DIR) / "optimizer" / "trained").resolve(),
     ]
 
 

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optimizer.constraints import filter_candidates
-from optimizer.decide.filters.constraints import constrain
-from optimizer.decide.registry import POLICY_NAMES, get_policy, load_policy
+from optimizer.decide.pipeline import Pipeline
+from optimizer.decide.registry import POLICY_NAMES, get_filter, get_policy, load_policy
 from optimizer.decide.request import PlacementRequest, placement_request
-from optimizer.decide.state.candidates import Candidates, dynamic_of_views, rejected_reasons
+from optimizer.decide.state.candidates import Candidates, dynamic_of_views
 from optimizer.decide.state.fleet import Fleet
 from optimizer.decision import NodeView, node_view
 from optimizer.estimates import estimate
@@ -78,7 +78,7 @@ slos:
 """,
     "parity.yaml",
 )
-TRAINED = REPO / "optimizer" / "policies" / "trained" / "ppo-fleet-demo"
+TRAINED = REPO / "optimizer" / "trained" / "ppo-fleet-demo"
 KERNEL_POLICIES = (*POLICY_NAMES, "slo-aware")
 
 
@@ -125,12 +125,16 @@ def cases(draw: st.DrawFn) -> Case:
     return Case(request, views, fleet)
 
 
+CONSTRAINTS = Pipeline([get_filter("constraints")])
+
+
 def _kernel(case: Case) -> tuple[Candidates, dict[str, str]]:
-    index, split, no_room = constrain(case.fleet, case.request)
-    blocks = np.array([case.views[i].prefix_blocks for i in index.tolist()], dtype=np.float64)
     dynamic = dynamic_of_views(case.fleet, case.views)
+    _, trip = CONSTRAINTS.candidates(case.fleet, case.request, dynamic, None)
+    index = trip.index
+    blocks = np.array([case.views[i].prefix_blocks for i in index.tolist()], dtype=np.float64)
     candidates = Candidates(case.fleet, case.request, index, dynamic, prefix_blocks=blocks)
-    return candidates, rejected_reasons(case.fleet, split, no_room)
+    return candidates, trip.rejected()
 
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
