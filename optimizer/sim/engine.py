@@ -20,7 +20,7 @@ from optimizer.decide.request import PlacementRequest
 from optimizer.decide.scorers.base import Policy
 from optimizer.decide.state.candidates import Candidates
 from optimizer.decide.state.estimates import PROMPT_BYTES_PER_TOKEN
-from optimizer.decide.state.fleet import DYNAMIC_COLUMNS, Fleet
+from optimizer.decide.state.fleet import DYNAMIC_COLUMNS, STATE_CODES, Fleet
 from optimizer.decide.state.live import LiveState
 from optimizer.decide.state.prefix import PrefixIndex
 from optimizer.sim.node import SimNode
@@ -33,6 +33,7 @@ from optimizer.topology import Topology
 # arrival at the same instant, so an operation at time t governs the arrivals at t.
 _AT_NODE, _WAKE, _OPERATION, _SCRAPE, _DELIVER = 0, 1, 2, 3, 4
 _PROGRESS_EVERY = 512
+DOWN = STATE_CODES["down"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +87,7 @@ class Simulator:
         self.breakers = BreakerBoard(breakers, clock=self._clock) if breakers else None
         if self.breakers is not None:
             self.table.on_outcome = self._outcome
+        self._stale_filter = stale_after_s is not None
         self.pipeline = Pipeline(self._filters(stale_after_s))
         self._node_by_name = {n.name: n for n in self.nodes}
         self._site = [node.site for node in topology.nodes]
@@ -206,7 +208,8 @@ class Simulator:
         """Take the fleet's samples now; they reach the policy's view after the delay."""
         telemetry = self.telemetry
         assert telemetry is not None
-        batch = telemetry.take(self.dynamic, now)
+        answering = self.fleet.state != DOWN if self._stale_filter else None
+        batch = telemetry.take(self.dynamic, now, answering)
         self._push(now + telemetry.delay_s(), _DELIVER, batch, 0)
         self._push(now + telemetry.next_interval_s(), _SCRAPE, 0, 0)
 
