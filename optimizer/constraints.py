@@ -8,7 +8,8 @@ and the live engine's load scores handle that), while a sequence longer than the
 KV room could never run there.
 
 `rejection_reason` is the per-node definition; decisions apply the same constraints, with the
-same reasons and precedence, on columns (`optimizer.decide.state.fleet`, `optimizer.decide.filters.constraints`).
+same reasons and precedence, on columns (`optimizer.decide.state.fleet`,
+`optimizer.decide.filters.constraints`).
 """
 
 from __future__ import annotations

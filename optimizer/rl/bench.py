@@ -6,7 +6,8 @@ times, single-threaded: the scorer alone on precomputed feature rows, through it
 and through the TorchScript module (`scorer.pt` as saved); the whole learned decision
 (candidate columns, rows, scores: what the engine runs); and each heuristic's `score` on the
 same candidates; and the whole decision through the pipeline (constraints filter, columns,
-rows, scores, pick with 3 fallbacks). It prints p50/p99 in microseconds for those, the fastest heuristic, and
+rows, scores, pick with 3 fallbacks). It prints p50/p99 in microseconds for those, the fastest
+heuristic, and
 latency-first and weighted-score (which compute the same estimates the rows carry).
 `python -m optimizer bench-decide` compares whole decisions with the per-node reference.
 """

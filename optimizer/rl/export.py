@@ -6,7 +6,8 @@
 takes any n, because the network is per-candidate. Only the actor path is exported
 (docs/architecture.md, RL notes): scripted, frozen and saved with `torch.jit.save`. `policy.json`
 beside it records the feature names and version, the normalisation, the training config, the seed
-and the evaluation it passed; `optimizer.decide.scorers.learned.load_trained_policy` refuses a scorer whose feature version differs
+and the evaluation it passed; `optimizer.decide.scorers.learned.load_trained_policy` refuses a
+scorer whose feature version differs
 from this build's `FEATURE_VERSION`.
 """
 

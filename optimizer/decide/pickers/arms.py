@@ -14,7 +14,7 @@ from optimizer.decide.state.snapshot import PolicyRef, Rollout
 
 def arm(rollout: Rollout, sticky_key: str) -> tuple[PolicyRef, str]:
     """(the policy, "canary" or "active") for a decision keyed by `sticky_key`."""
-    if rollout.canary is not None and rollout.canary_share > 0:
-        if within(sticky_key, rollout.canary_share):
-            return rollout.canary, "canary"
+    canary = rollout.canary
+    if canary is not None and rollout.canary_share > 0 and within(sticky_key, rollout.canary_share):
+        return canary, "canary"
     return rollout.active, "active"

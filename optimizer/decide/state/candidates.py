@@ -1,7 +1,7 @@
 """One request's candidates as columns, with the estimates and feature rows computed on them.
 
-The filters (`optimizer.decide.filters`) choose the node indices; `Candidates` gathers the survivors' static, route and dynamic
-columns in one fancy-index each and computes, on first use, the prefix match, the estimates
+The filters (`optimizer.decide.filters`) choose the node indices; `Candidates` gathers the
+survivors' static, route and dynamic columns in one fancy-index each and computes, on first use, the prefix match, the estimates
 (`optimizer.estimates`' formulas, in the same order of operations, so the numbers are the
 same to the last bit) and the feature rows (`optimizer.features`' definition). Policies read
 these columns (`optimizer.decide.scorers`); the per-node originals stay as the reference the
@@ -68,7 +68,8 @@ class Candidates:
         """`index`: the candidates' node indices, ascending (topology order); `dynamic`: the
         whole fleet's (nodes, DYNAMIC_COLUMNS) state; `prefix`: the fleet's prefix caches to
         match the request's blocks in (None: none known), unless `prefix_blocks` gives the
-        matches directly; `split`: the `StaticSplit` `index` came from (`optimizer.decide.filters.constraints`), whose
+        matches directly; `split`: the `StaticSplit` `index` came from
+        (`optimizer.decide.filters.constraints`), whose
         gathered rows serve when `index` is all of it."""
         self.fleet = fleet
         self.request = request
@@ -115,7 +116,9 @@ class Candidates:
     @property
     def est(self) -> Estimates:
         if self._est is None:
-            self._est = Estimates(self)
+            request = self.request
+            blocks = self.prefix_blocks if request.prefix_hashes else None
+            self._est = Estimates(request, self.static, self.dynamic, self.routes, blocks)
         return self._est
 
     @property

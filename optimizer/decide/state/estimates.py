@@ -4,11 +4,9 @@ check it) while each term is one numpy operation over all candidates."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from optimizer.decide.request import BLOCK_TOKENS
+from optimizer.decide.request import BLOCK_TOKENS, PlacementRequest
 from optimizer.decide.state.fleet import (
     D_QUEUE,
     D_QUEUED_TOKENS,
@@ -23,9 +21,6 @@ from optimizer.decide.state.fleet import (
     S_STEP_MS_PER_SEQ,
     S_USD_PER_HOUR,
 )
-
-if TYPE_CHECKING:
-    from optimizer.decide.state.candidates import Candidates
 
 # docs/contracts.md §1: a prompt crosses the network at 4 bytes a token.
 PROMPT_BYTES_PER_TOKEN = 4
@@ -49,12 +44,19 @@ class Estimates:
         "same_site",
     )
 
-    def __init__(self, c: Candidates) -> None:
-        request = c.request
+    def __init__(
+        self,
+        request: PlacementRequest,
+        s: np.ndarray,
+        d: np.ndarray,
+        r: np.ndarray,
+        prefix_blocks: np.ndarray | None,
+    ) -> None:
+        """The candidates' static `s`, dynamic `d` and route `r` rows (`Candidates`), and
+        their matched prefix blocks (None when the request has no prefix hashes)."""
         prompt = request.prompt_tokens
         prompt_bytes = PROMPT_BYTES_PER_TOKEN * prompt
         decode_tokens = max(request.max_output_tokens - 1, 0)
-        s, d, r = c.static, c.dynamic, c.routes
         rate = s[:, S_PREFILL_RATE]
         max_batch = s[:, S_MAX_BATCH]
         queue = d[:, D_QUEUE]
@@ -64,8 +66,8 @@ class Estimates:
         # cached; no queued tokens reported anywhere, as from exporters; no node decoding or
         # full): the same numbers with fewer numpy calls. `np.count_nonzero` tests for any,
         # at a fifth of `ndarray.any()`'s cost on a few candidates.
-        if request.prefix_hashes:
-            cached = np.minimum(c.prefix_blocks * BLOCK_TOKENS, prompt)
+        if prefix_blocks is not None:
+            cached = np.minimum(prefix_blocks * BLOCK_TOKENS, prompt)
             prefill = (prompt - cached) / rate
         else:
             cached = np.zeros(len(rate))

@@ -2,7 +2,8 @@
 
 Pure data: the console builds it from the database (`console.placement.selectors`).
 
-A snapshot is immutable and replaced whole by a background refresh (`console.placement.engine.runtime`), so a
+A snapshot is immutable and replaced whole by a background refresh
+(`console.placement.engine.runtime`), so a
 decision never queries the database or the network and never sees half an update. Building
 one reads the database; when that fails the previous snapshot stays in service and only its
 age grows (docs/architecture.md rule 2: a dead database degrades freshness, never availability).
