@@ -1,8 +1,8 @@
 """A decision's receipt: the compact "why" every decision record keeps (docs/dashboard.md).
 
 Built from what the engine's `Decision` already holds (its top candidates in the receipt's
-compact form, `optimizer.decide.explain.receipt_candidates`, and the rejected nodes with their reasons);
-the recorder thread serialises it with the record.
+compact form, `optimizer.decide.explain.receipt_candidates`, and the rejected nodes with
+their reasons); the recorder thread serialises it with the record.
 """
 
 from __future__ import annotations

@@ -86,10 +86,10 @@ class TrainedPolicy(Policy):
     and live engine both call `score`, so they apply the same rule.
 
     Scores come from the scorer's numpy twin (`optimizer.decide.scorers.fastscorer`) when the
-    module is of the exported shape, else from the TorchScript module under `torch.no_grad()`. Servers
-    should call `torch.set_num_threads(1)` (docs/architecture.md: one thread is fastest for
-    these tiny matrices and avoids oversubscription); the loader does so when torch still has
-    its default thread count, so the simulator and a console worker that never set it get the
+    module is of the exported shape, else from the TorchScript module under `torch.no_grad()`.
+    Servers should call `torch.set_num_threads(1)` (docs/architecture.md: one thread is fastest for
+    these tiny matrices and avoids oversubscription); the loader does so when torch still has its
+    default thread count, so the simulator and a console worker that never set it get the
     single-threaded behaviour the benchmark measures.
     """
 

@@ -1,11 +1,11 @@
 """One request's candidates as columns, with the estimates and feature rows computed on them.
 
 The filters (`optimizer.decide.filters`) choose the node indices; `Candidates` gathers the
-survivors' static, route and dynamic columns in one fancy-index each and computes, on first use, the prefix match, the estimates
-(`optimizer.estimates`' formulas, in the same order of operations, so the numbers are the
-same to the last bit) and the feature rows (`optimizer.features`' definition). Policies read
-these columns (`optimizer.decide.scorers`); the per-node originals stay as the reference the
-parity tests and `bench-decide` compare against.
+survivors' static, route and dynamic columns in one fancy-index each and computes, on first use,
+the prefix match, the estimates (`optimizer.estimates`' formulas, in the same order of operations,
+so the numbers are the same to the last bit) and the feature rows (`optimizer.features`'
+definition). Policies read these columns (`optimizer.decide.scorers`); the per-node originals stay
+as the reference the parity tests and `bench-decide` compare against.
 """
 
 from __future__ import annotations
