@@ -1,7 +1,7 @@
 """Per-candidate latency and cost estimates, from nothing but a request and node views.
 
 This is the definition of "what would this request see on that node", per node; the decision
-kernel computes the same formulas over columns (`optimizer.kernel.estimates`, bit-identical,
+kernel computes the same formulas over columns (`optimizer.decide.state.estimates`, bit-identical,
 checked by the parity tests), which the policies and the learned scorer's features read, so
 the simulator and the live engine estimate identically. The model is the simulator's (see
 `optimizer.sim`), with what a view cannot know replaced by stated guesses:

@@ -1,6 +1,6 @@
 """The per-node heuristics (and the training teacher) as they were before the kernel: each
 scores a list of `NodeView`s with `optimizer.estimates.estimate`. The oracle of the vectorised
-policies in `optimizer.policies` and `optimizer.rl.teacher` (see the package docstring)."""
+policies in `optimizer.decide.scorers` and `optimizer.rl.teacher` (see the package docstring)."""
 
 from __future__ import annotations
 

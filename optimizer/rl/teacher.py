@@ -1,7 +1,7 @@
 """The warm start's private teacher: an SLO-aware rule, not one of the built-in heuristics.
 
 It exists to be imitated (`TrainConfig.teacher`), so it is not registered with
-`optimizer.policies`: the trained policy is compared against the built-in heuristics, and a
+`optimizer.decide.scorers`: the trained policy is compared against the built-in heuristics, and a
 teacher shipped among them would only move the bar it was built to clear.
 
 Why this rule: an SLO is a threshold, so under overload the attainment-maximising move is to

@@ -41,7 +41,7 @@ IDLE, PREFILL, DECODE = 0, 1, 2
 
 class SimNode:
     """The simulated state of one node; `sync` publishes it to the fleet's dynamic columns
-    (`optimizer.kernel.fleet`), which policies read."""
+    (`optimizer.decide.state.fleet`), which policies read."""
 
     __slots__ = (
         "index",

@@ -1,7 +1,7 @@
 """Telemetry as the live engine gets it, for the simulator's policies (`--telemetry-interval`).
 
 The console's engine decides on the latest telemetry of each node plus its own accounting of
-the requests it sent since (`optimizer.kernel.live.LiveState`). With a `TelemetryModel` the
+the requests it sent since (`optimizer.decide.state.live.LiveState`). With a `TelemetryModel` the
 simulator feeds the same class the same way, so a policy decides on what a canary would see:
 
 - Scrapes: the whole fleet is sampled every `interval_s` (Celery beat's scrape schedule,

@@ -16,10 +16,10 @@ from optimizer.topology import Topology
 class Policy(ABC):
     """Scores candidates; higher is better.
 
-    `score` is called only with candidates that passed the hard constraints (at least one),
-    as columns (`optimizer.kernel.Candidates`), so a policy never sees, and can never pick, a
-    node that breaks one. The caller picks the argmax (ties go to the earlier candidate) and
-    orders fallbacks by descending score. Stateful heuristics keep their state on the object,
+    `score` is called only with candidates that passed the hard constraints (at least one), as
+    columns (`optimizer.decide.state.candidates.Candidates`), so a policy never sees, and can never
+    pick, a node that breaks one. The caller picks the argmax (ties go to the earlier candidate)
+    and orders fallbacks by descending score. Stateful heuristics keep their state on the object,
     so a caller must use one object per independent decision stream.
     """
 

@@ -11,7 +11,7 @@ Built once per topology (the simulator's run, the engine's snapshot), never per 
 
 The hard constraints that do not depend on a request's lengths (model, state, residency,
 reachability) are resolved once per (model, source site, residency) into `StaticSplit`, so a
-decision only checks the KV room of the survivors (`optimizer.kernel.candidates`). Reason
+decision only checks the KV room of the survivors (`optimizer.decide.filters.constraints`). Reason
 strings and their precedence are `optimizer.constraints`' (docs/contracts.md §1).
 """
 

@@ -10,8 +10,8 @@ the prompts it sent to each node, an LRU within the node's KV room, as llm-d's a
 prefix-cache scorer does. Queued prompt tokens are not exported either, so that column stays
 0 (the estimates then assume queued requests as long as the one being placed).
 
-`dynamic` is what policies read (`optimizer.kernel.Candidates`): the sampled columns with the
-requests sent since added to the queue.
+`dynamic` is what policies read (`optimizer.decide.state.candidates.Candidates`): the sampled
+columns with the requests sent since added to the queue.
 """
 
 from __future__ import annotations
