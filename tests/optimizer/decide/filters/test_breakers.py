@@ -15,12 +15,9 @@ from optimizer.decide.filters.breakers import (
     BreakerConfig,
     BreakerFilter,
 )
-from optimizer.decide.filters.constraints import ConstraintsFilter
-from optimizer.decide.framework import Trip
-from optimizer.decide.request import placement_request
-from optimizer.decide.state.fleet import DYNAMIC_COLUMNS, Fleet
-from optimizer.topology_files import load_topology
-from tests.conftest import CONTRACT_EXAMPLE
+from optimizer.decide.request import PlacementRequest
+from optimizer.decide.state.fleet import Fleet
+from tests.optimizer.decide.conftest import constrained
 
 
 class Clock:
@@ -118,47 +115,33 @@ def test_a_failed_probe_opens_the_breaker_again() -> None:
     assert b.state("n") == OPEN
 
 
-def test_the_filter_leaves_out_open_breakers_with_their_reason() -> None:
-    from_fleet = _trip_on_contract_example()
+def test_the_filter_leaves_out_open_breakers_with_their_reason(
+    fleet: Fleet, request_: PlacementRequest, dynamic: np.ndarray
+) -> None:
+    trip = constrained(fleet, request_, dynamic)
     b, _, _ = board()
-    first = from_fleet.fleet.names[int(from_fleet.index[0])]
+    first = fleet.names[int(trip.index[0])]
     for _ in range(3):
         b.record(first, False)
-    BreakerFilter(b).filter(from_fleet)
-    names = [from_fleet.fleet.names[i] for i in from_fleet.index.tolist()]
+    BreakerFilter(b).filter(trip)
+    names = [fleet.names[i] for i in trip.index.tolist()]
     assert first not in names and names
-    assert from_fleet.rejected()[first] == REASON_BREAKER
+    assert trip.rejected()[first] == REASON_BREAKER
 
 
-def test_the_filter_lets_half_open_probes_through_up_to_the_limit() -> None:
+def test_the_filter_lets_half_open_probes_through_up_to_the_limit(
+    fleet: Fleet, request_: PlacementRequest, dynamic: np.ndarray
+) -> None:
     b, clock, _ = board()
-    trip = _trip_on_contract_example()
-    first = trip.fleet.names[int(trip.index[0])]
+    trip = constrained(fleet, request_, dynamic)
+    first = fleet.names[int(trip.index[0])]
     for _ in range(3):
         b.record(first, False)
     clock.now += 31  # past open_s: half-open, two probes allowed
     BreakerFilter(b).filter(trip)
-    assert first in [trip.fleet.names[i] for i in trip.index.tolist()]
+    assert first in [fleet.names[i] for i in trip.index.tolist()]
     b.on_pick(first)
     b.on_pick(first)
-    again = _trip_on_contract_example()
+    again = constrained(fleet, request_, dynamic)
     BreakerFilter(b).filter(again)
-    assert first not in [again.fleet.names[i] for i in again.index.tolist()]
-
-
-def _trip_on_contract_example() -> Trip:
-    topology = load_topology(CONTRACT_EXAMPLE)
-    fleet = Fleet(topology)
-    source = topology.sources[0]
-    request = placement_request(
-        topology,
-        model=topology.models[0].name,
-        source_site=source.site,
-        slo=source.slo,
-        prompt_tokens=100,
-        max_output_tokens=10,
-    )
-    trip = Trip(fleet, request, np.zeros((fleet.size, DYNAMIC_COLUMNS)))
-    ConstraintsFilter().filter(trip)
-    assert len(trip.index) >= 2
-    return trip
+    assert first not in [fleet.names[i] for i in again.index.tolist()]
