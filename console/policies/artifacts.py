@@ -13,7 +13,7 @@ from django.conf import settings
 from console.api.errors import ApplicationError
 from console.policies.choices import PolicyKind
 from console.policies.models import PolicyVersion
-from optimizer.decide.scorers.learned import scorer_digest
+from optimizer.decide.scorers.learned import load_trained_policy, scorer_digest
 from optimizer.decide.state.features import FEATURE_NAMES, FEATURE_VERSION
 
 # What every policy.json that `train` writes holds (optimizer/rl/export.py write_policy_json
@@ -91,8 +91,6 @@ def read_artifact(directory: Path) -> tuple[dict[str, Any], str]:
         )
     digest = scorer_digest(directory)
     try:
-        from optimizer.decide.scorers.learned import load_trained_policy
-
         load_trained_policy(directory)
     except Exception as exc:  # a corrupt or foreign file fails in torch in many ways
         raise refuse("scorer.pt does not load.", f"{scorer}: cannot load: {exc}") from None
