@@ -65,10 +65,13 @@ class Trip:
         self.index: np.ndarray = _NONE
         self.split: StaticSplit | None = None
         self.no_room: np.ndarray = _NONE
-        self.notes: list[tuple[int, str]] = []
+        # Made on the first rejection: most trips see none past the constraints.
+        self.notes: list[tuple[int, str]] | None = None
 
     def reject(self, index: np.ndarray, keep: np.ndarray, reason: str) -> None:
         """Keep `index[keep]` as the survivors; note `reason` for every other one."""
+        if self.notes is None:
+            self.notes = []
         self.notes.extend((i, reason) for i in index[~keep].tolist())
         self.index = index[keep]
 
@@ -83,7 +86,7 @@ class Trip:
         if self.among is not None:
             among = self.among
             rejected = {n: r for n, r in rejected.items() if n in among}
-        for i, reason in self.notes:
+        for i, reason in self.notes or ():
             rejected[names[i]] = reason
         return rejected
 

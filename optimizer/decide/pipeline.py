@@ -74,7 +74,6 @@ class Pipeline:
         request: PlacementRequest,
         dynamic: np.ndarray,
         prefix: PrefixIndex | None,
-        *,
         live: LiveState | None = None,
         now: float = 0.0,
         among: AbstractSet[str] | None = None,
@@ -106,10 +105,8 @@ class Pipeline:
         among: AbstractSet[str] | None = None,
     ) -> Choice:
         """One decision: `candidates`, then `rank` when any is left."""
-        candidates, trip = self.candidates(
-            fleet, request, dynamic, prefix, live=live, now=now, among=among
-        )
-        if not len(candidates):
+        candidates, trip = self.candidates(fleet, request, dynamic, prefix, live, now, among)
+        if not len(trip.index):
             return Choice(candidates, trip, None, [])
         scores, order = self.rank(candidates, scorer, k)
         return Choice(candidates, trip, scores, order)

@@ -9,11 +9,7 @@ the whole fleet rather than narrowing what an earlier filter left.
 
 from __future__ import annotations
 
-import numpy as np
-
 from optimizer.decide.framework import Trip
-from optimizer.decide.request import PlacementRequest
-from optimizer.decide.state.fleet import Fleet, StaticSplit
 
 
 class ConstraintsFilter:
@@ -22,18 +18,15 @@ class ConstraintsFilter:
     name = "constraints"
 
     def filter(self, trip: Trip) -> None:
-        trip.index, trip.split, trip.no_room = constrain(trip.fleet, trip.request)
-
-
-def constrain(
-    fleet: Fleet, request: PlacementRequest
-) -> tuple[np.ndarray, StaticSplit, np.ndarray]:
-    """The hard constraints: (candidate node indices in topology order, the static split,
-    the indices rejected for KV room). Raise KeyError for a model the fleet does not know."""
-    model = fleet.model_index[request.model]
-    split = fleet.split(model, request.source_site, request.residency)
-    need = (request.prompt_tokens + request.max_output_tokens) * fleet.kv_per_token[model]
-    room = split.capacity >= need
-    if room.all():
-        return split.index, split, split.index[:0]
-    return split.index[room], split, split.index[~room]
+        """Candidate node indices in topology order, the static split and the indices
+        rejected for KV room; KeyError for a model the fleet does not know."""
+        fleet, request = trip.fleet, trip.request
+        model = fleet.model_index[request.model]
+        split = fleet.split(model, request.source_site, request.residency)
+        need = (request.prompt_tokens + request.max_output_tokens) * fleet.kv_per_token[model]
+        room = split.capacity >= need
+        trip.split = split
+        if room.all():
+            trip.index, trip.no_room = split.index, split.index[:0]
+        else:
+            trip.index, trip.no_room = split.index[room], split.index[~room]

@@ -10,15 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 
-class TopKPicker:
-    """The first `k` candidate positions by descending score."""
-
-    name = "top-k"
-
-    def pick(self, scores: np.ndarray, k: int) -> list[int]:
-        return top_k(scores, k)
-
-
 def top_k(scores: np.ndarray, k: int) -> list[int]:
     """The first `k` candidate positions by descending score, ties in candidate order (the
     pick, then the fallbacks): the head of a stable argsort, without sorting every candidate
@@ -31,3 +22,12 @@ def top_k(scores: np.ndarray, k: int) -> list[int]:
     threshold = np.partition(scores, n - k)[n - k]  # the k-th highest score
     head = np.flatnonzero(scores >= threshold)  # every tie of it included, in order
     return list(head[np.argsort(-scores[head], kind="stable")[:k]].tolist())
+
+
+class TopKPicker:
+    """The first `k` candidate positions by descending score (`top_k`)."""
+
+    name = "top-k"
+    # The function itself rather than a method calling it: one Python call less on a path
+    # whose fastest decisions take about 15 µs.
+    pick = staticmethod(top_k)
