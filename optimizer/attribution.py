@@ -1,6 +1,6 @@
 """A served request's cost, attributed after the fact from what was measured.
 
-The engine's decision-time estimate (`optimizer.kernel.estimates`, the receipt's `cost_usd`)
+The engine's decision-time estimate (`optimizer.decide.state.estimates`, the receipt's `cost_usd`)
 prices the decode at the batch the node had when the request was placed (its running
 sequences plus this one). A policy that consolidates a model on fewer nodes fills their
 batches *after* its decisions, so each request's decode share is cheaper than any estimate

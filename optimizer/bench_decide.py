@@ -5,8 +5,9 @@ For N in 8, 64, 256 and 1,000 candidates, the topology's nodes that may serve it
 source's requests are replicated (names suffixed `~k`) into a fleet of exactly N such nodes,
 each given a random load and a quarter of them a cached prefix of the request. One decision
 is what the engine does per request:
-- kernel: the hard constraints (`constrain`), the candidate columns, the policy's `score`
-  (the learned scorer through its numpy twin) and the pick with its 3 fallbacks (`top_k`);
+- kernel: the decision pipeline (`optimizer.decide.pipeline`) with the constraints filter: the
+  hard constraints, the candidate columns, the policy's `score` (the learned scorer through its
+  numpy twin) and the pick with its 3 fallbacks (the top-k picker);
 - reference: `filter_candidates` over prebuilt `NodeView`s, the per-node policy's `scores`
   (the learned scorer: `candidate_rows` then TorchScript) and `ordered`'s first 4 (view
   building is not timed, which flatters the reference).
@@ -23,14 +24,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from optimizer.constraints import filter_candidates
-from optimizer.decision import NodeView, PlacementRequest, node_view, placement_request
+from optimizer.decide.pipeline import Pipeline
+from optimizer.decide.registry import POLICY_NAMES, get_filter, get_policy, load_policy
+from optimizer.decide.request import PlacementRequest, placement_request
+from optimizer.decide.scorers.base import Policy, ordered
+from optimizer.decide.scorers.learned import TrainedPolicy
+from optimizer.decide.state.fleet import DYNAMIC_COLUMNS, Fleet
+from optimizer.decide.state.prefix import PrefixIndex
+from optimizer.decision import NodeView, node_view
 from optimizer.features import candidate_rows
-from optimizer.kernel.candidates import Candidates, constrain, top_k
-from optimizer.kernel.fleet import DYNAMIC_COLUMNS, Fleet
-from optimizer.kernel.prefix import PrefixIndex
-from optimizer.policies import POLICY_NAMES, Policy, get_policy, load_policy, ordered
 from optimizer.reference.policies import reference_policy
 from optimizer.topology import Topology
 
@@ -128,8 +133,6 @@ def benchmark(
     """`{"kernel"|"reference": {POLICY: {"N": {"p50_us", "p99_us"}}}}`."""
     learned = None
     if policy_dir is not None:
-        import torch
-
         torch.set_num_threads(1)
         learned = load_policy(str(policy_dir), topology, seed)
     out: dict[str, dict[str, dict[str, dict[str, float]]]] = {"kernel": {}, "reference": {}}
@@ -162,10 +165,10 @@ def _kernel(
     prefix: PrefixIndex,
     policy: Policy,
 ) -> Callable[[], object]:
+    pipeline = Pipeline([get_filter("constraints")])
+
     def decide() -> object:
-        index, split, _ = constrain(fleet, request)
-        candidates = Candidates(fleet, request, index, dynamic, prefix, split=split)
-        return top_k(policy.score(candidates), 1 + FALLBACKS)
+        return pipeline.decide(fleet, request, dynamic, prefix, policy, 1 + FALLBACKS).order
 
     return decide
 
@@ -186,8 +189,6 @@ def _reference(
             return ordered(oracle.scores(request, candidates, topology))[: 1 + FALLBACKS]
 
         return decide
-    from optimizer.rl.export import TrainedPolicy
-
     assert isinstance(policy, TrainedPolicy)
 
     def decide_learned() -> object:

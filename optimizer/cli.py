@@ -23,8 +23,9 @@ from optimizer.commands.replay import (
 )
 from optimizer.commands.serve import add_parser as add_serve_fleet
 from optimizer.commands.training import cmd_train
+from optimizer.decide.registry import POLICY_NAMES
+from optimizer.decide.scorers.learned import DECISION_COST_WEIGHT, decision_cost_weight
 from optimizer.errors import InputFileError
-from optimizer.policies import DECISION_COST_WEIGHT, POLICY_NAMES, decision_cost_weight
 from optimizer.traces import SHIPPED_TRACES
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -83,6 +84,20 @@ def _common(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
         metavar="S",
         help="policies see node state as the live engine does, through telemetry S seconds "
         "apart (docs/decision-kernel.md); default: the exact state",
+    )
+    parser.add_argument(
+        "--stale-after",
+        type=argtypes.positive,
+        default=None,
+        metavar="S",
+        help="with --telemetry-interval, leave out nodes whose sample is older than S seconds "
+        "while fresh ones remain, as the live engine does (default: off)",
+    )
+    parser.add_argument(
+        "--breakers",
+        action="store_true",
+        help="run the live engine's per-node circuit breakers on this run's failures "
+        "(default settings, docs/operations.md; default: off)",
     )
 
 

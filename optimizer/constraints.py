@@ -8,34 +8,27 @@ and the live engine's load scores handle that), while a sequence longer than the
 KV room could never run there.
 
 `rejection_reason` is the per-node definition; decisions apply the same constraints, with the
-same reasons and precedence, on columns (`optimizer.kernel.fleet`, `kernel.candidates`).
+same reasons and precedence, on columns (`optimizer.decide.state.fleet`,
+`optimizer.decide.filters.constraints`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from optimizer.decision import NodeView, PlacementRequest
-from optimizer.topology import Topology
-
-# The fixed vocabulary of rejection reasons; the live engine adds its own (for example
-# 'stale_telemetry', 'breaker_open') on top.
-REASON_MODEL_NOT_SERVED = "model_not_served"
-REASON_NODE_DOWN = "node_down"
-REASON_NODE_DRAINING = "node_draining"
-REASON_NODE_CORDONED = "node_cordoned"
-REASON_RESIDENCY = "residency"
-REASON_UNREACHABLE = "unreachable"
-REASON_NO_KV_ROOM = "no_kv_room"
-REJECT_REASONS: tuple[str, ...] = (
+from optimizer.decide.request import PlacementRequest
+from optimizer.decide.state.fleet import (
     REASON_MODEL_NOT_SERVED,
+    REASON_NO_KV_ROOM,
+    REASON_NODE_CORDONED,
     REASON_NODE_DOWN,
     REASON_NODE_DRAINING,
-    REASON_NODE_CORDONED,
     REASON_RESIDENCY,
     REASON_UNREACHABLE,
-    REASON_NO_KV_ROOM,
 )
+from optimizer.decision import NodeView
+from optimizer.topology import Topology
+
 _STATE_REASONS = {
     "down": REASON_NODE_DOWN,
     "draining": REASON_NODE_DRAINING,

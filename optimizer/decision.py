@@ -1,12 +1,9 @@
-"""The decision's request, and the per-node view of the reference implementation.
+"""The per-node view of the reference implementation.
 
-`PlacementRequest` is what every decision path places. Decisions run on the fleet's columns
-(`optimizer.kernel`, docs/decision-kernel.md), the same code for the simulator and the live
-engine, so a decision served over HTTP and one made in the simulator on the same state get
-the same scores (docs/architecture.md rule 1). `NodeView` (one object per node) is the
-per-node form the kernel replaced: with `constraints`, `estimates`, `features` and
-`optimizer.reference` it is the oracle of the kernel's parity tests, and the input of
-`Policy.scores` for hand-built states.
+Decisions run on the fleet's columns (`optimizer.decide`), the same code for the simulator and
+the live engine. `NodeView` (one object per node) is the per-node form the columns replaced:
+with `constraints`, `estimates`, `features` and `optimizer.reference` it is the oracle of the
+parity tests, and the input of `Policy.scores` for hand-built states.
 """
 
 from __future__ import annotations
@@ -14,31 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from optimizer.topology import Topology
-
-# Tokens per KV block named by one prefix hash: Mooncake's traces hash 512-token blocks
-# (docs/traces.md), so live callers must hash their prompts in 512-token blocks too.
-BLOCK_TOKENS = 512
-
-
-@dataclass(frozen=True, slots=True)
-class PlacementRequest:
-    """One request to place: what it asks for and where it comes from.
-
-    `source_site` is the site the prompt comes from (a source's site, or a bare site for
-    callers without a registered source); `slo` names one of the topology's SLOs (None: no
-    targets); `residency` is the jurisdiction the request must stay in (copied from the SLO,
-    so the constraint check never has to look the SLO up); `prefix_hashes` are the ids of the
-    prompt's `BLOCK_TOKENS`-token blocks in order.
-    """
-
-    model: str
-    source_site: str
-    slo: str | None
-    prompt_tokens: int
-    max_output_tokens: int
-    prefix_hashes: tuple[int, ...] = ()
-    residency: str | None = None
-    source: str | None = None
 
 
 @dataclass(slots=True)
@@ -124,29 +96,4 @@ def node_view(
         kv_bytes_per_token=known_model.kv_bytes_per_token if known_model else 0,
         queued_prompt_tokens=queued_prompt_tokens,
         prefix_blocks=prefix_blocks,
-    )
-
-
-def placement_request(
-    topology: Topology,
-    *,
-    model: str,
-    source_site: str,
-    slo: str | None,
-    prompt_tokens: int,
-    max_output_tokens: int,
-    prefix_hashes: tuple[int, ...] = (),
-    source: str | None = None,
-) -> PlacementRequest:
-    """A request whose residency is taken from its SLO, as both callers must do it."""
-    slo_entry = topology.slo_by_name.get(slo) if slo is not None else None
-    return PlacementRequest(
-        model=model,
-        source_site=source_site,
-        slo=slo,
-        prompt_tokens=prompt_tokens,
-        max_output_tokens=max_output_tokens,
-        prefix_hashes=prefix_hashes,
-        residency=slo_entry.residency if slo_entry is not None else None,
-        source=source,
     )

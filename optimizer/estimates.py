@@ -1,7 +1,7 @@
 """Per-candidate latency and cost estimates, from nothing but a request and node views.
 
 This is the definition of "what would this request see on that node", per node; the decision
-kernel computes the same formulas over columns (`optimizer.kernel.estimates`, bit-identical,
+kernel computes the same formulas over columns (`optimizer.decide.state.estimates`, bit-identical,
 checked by the parity tests), which the policies and the learned scorer's features read, so
 the simulator and the live engine estimate identically. The model is the simulator's (see
 `optimizer.sim`), with what a view cannot know replaced by stated guesses:
@@ -25,14 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optimizer.decision import BLOCK_TOKENS, NodeView, PlacementRequest
+from optimizer.decide.request import BLOCK_TOKENS, PlacementRequest
+from optimizer.decide.state.estimates import PROMPT_BYTES_PER_TOKEN, TYPICAL_OUTPUT_TOKENS
+from optimizer.decision import NodeView
 from optimizer.topology import Topology
-
-# docs/contracts.md §1: a prompt crosses the network at 4 bytes a token.
-PROMPT_BYTES_PER_TOKEN = 4
-# Output length assumed for the sequences ahead when a batch is full; the Azure 2023 and
-# Mooncake traces have median outputs of 129 and 69 tokens and means of 211 and 149.
-TYPICAL_OUTPUT_TOKENS = 150
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +95,3 @@ def estimate(
         )
     table = np.array(values, dtype=np.float64).reshape(len(values), 9)
     return Estimates(*(table[:, i] for i in range(9)))
-
-
-def slo_targets_s(request: PlacementRequest, topology: Topology) -> tuple[float, float]:
-    """The request's (TTFT, E2E) targets in seconds; without an SLO, generous defaults of
-    10 s and 120 s (the contract example's batch class) so estimates stay comparable."""
-    slo = topology.slo_by_name.get(request.slo) if request.slo is not None else None
-    if slo is None:
-        return 10.0, 120.0
-    return slo.ttft_p95_ms / 1000.0, slo.e2e_p95_ms / 1000.0

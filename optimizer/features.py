@@ -15,46 +15,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from optimizer.decision import NodeView, PlacementRequest
-from optimizer.estimates import estimate, slo_targets_s
+from optimizer.decide.request import PlacementRequest, slo_targets_s
+from optimizer.decide.state.features import MAX_RATIO, N_FEATURES
+from optimizer.decision import NodeView
+from optimizer.estimates import estimate
 from optimizer.topology import TIERS, Topology
-
-FEATURE_VERSION = 1
-
-# A ratio of estimate over target beyond this says "hopeless"; clipping keeps outliers from
-# dominating a scorer's inputs.
-_MAX_RATIO = 10.0
-
-FEATURE_NAMES: tuple[str, ...] = (
-    # request (the same in every row)
-    "req_prompt_ktokens",  # prompt tokens / 1000
-    "req_output_ktokens",  # max output tokens / 1000
-    "req_slo_ttft_s",  # TTFT target, seconds
-    "req_slo_e2e_min",  # E2E target, minutes
-    "req_residency_bound",  # 1 if the request must stay in a jurisdiction
-    # candidate estimates
-    "est_ttft_s",
-    "est_e2e_min",
-    "est_wait_s",
-    "est_prefill_s",
-    "ttft_over_target",  # est TTFT / TTFT target, clipped to 10
-    "e2e_over_target",  # est E2E / E2E target, clipped to 10
-    "est_cost_usd_per_1k",  # this request's estimated cost x 1000
-    "rtt_100ms",  # RTT / 100 ms
-    "transfer_s",
-    "prefix_match_fraction",  # prompt share served from this node's cache
-    "same_site",
-    # candidate load
-    "queue_per_slot",  # waiting requests / batch limit
-    "batch_fraction",  # decoding sequences / batch limit
-    "kv_used_fraction",
-    # candidate static
-    "usd_per_hour_10",  # price / 10 USD
-    "prefill_ktokens_per_s_10",  # prefill rate / 10k tokens/s
-    "decode_step_100ms",  # base decode step / 100 ms
-    *(f"tier_{tier}" for tier in TIERS),
-)
-N_FEATURES = len(FEATURE_NAMES)
 
 
 def candidate_rows(
@@ -77,8 +42,8 @@ def candidate_rows(
     rows[:, 6] = est.e2e_s / 60.0
     rows[:, 7] = est.wait_s
     rows[:, 8] = est.prefill_s
-    rows[:, 9] = np.minimum(est.ttft_s / ttft_target, _MAX_RATIO)
-    rows[:, 10] = np.minimum(est.e2e_s / e2e_target, _MAX_RATIO)
+    rows[:, 9] = np.minimum(est.ttft_s / ttft_target, MAX_RATIO)
+    rows[:, 10] = np.minimum(est.e2e_s / e2e_target, MAX_RATIO)
     rows[:, 11] = est.cost_usd * 1000.0
     rows[:, 12] = est.rtt_s * 10.0
     rows[:, 13] = est.transfer_s

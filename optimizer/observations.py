@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from optimizer.decision import PlacementRequest
+from optimizer.decide.request import PlacementRequest
 from optimizer.errors import InputFileError
 from optimizer.sim.engine import SimResult
 from optimizer.sim.requests import SERVED

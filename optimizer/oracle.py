@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 
 from optimizer.constraints import filter_candidates
-from optimizer.decision import BLOCK_TOKENS, NodeView, PlacementRequest, node_view
-from optimizer.estimates import PROMPT_BYTES_PER_TOKEN, decode_step_s, estimate
+from optimizer.decide.request import BLOCK_TOKENS, PlacementRequest
+from optimizer.decide.state.estimates import PROMPT_BYTES_PER_TOKEN
+from optimizer.decision import NodeView, node_view
+from optimizer.estimates import decode_step_s, estimate
 from optimizer.topology import Topology
 
 

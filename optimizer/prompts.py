@@ -35,7 +35,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from optimizer.decision import BLOCK_TOKENS
+from optimizer.decide.request import BLOCK_TOKENS
 
 CHARS_PER_TOKEN = 4
 BLOCK_CHARS = BLOCK_TOKENS * CHARS_PER_TOKEN

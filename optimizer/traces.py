@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from optimizer.decision import BLOCK_TOKENS, PlacementRequest, placement_request
+from optimizer.decide.request import BLOCK_TOKENS, PlacementRequest, placement_request
 from optimizer.errors import InputFileError
 from optimizer.topology import Topology
 

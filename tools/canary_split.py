@@ -23,8 +23,9 @@ import numpy as np
 
 from optimizer import argtypes
 from optimizer.commands.replay import Workload
-from optimizer.kernel.candidates import Candidates
-from optimizer.policies import Policy, load_policy
+from optimizer.decide.registry import load_policy
+from optimizer.decide.scorers.base import Policy
+from optimizer.decide.state.candidates import Candidates
 from optimizer.report import slo_met
 from optimizer.sim import simulate
 from optimizer.sim.telemetry import TelemetryModel

@@ -27,9 +27,10 @@ import numpy as np
 from optimizer import argtypes
 from optimizer.attribution import attributed_cost_usd, batch_during
 from optimizer.commands.replay import Workload
-from optimizer.kernel.candidates import Candidates
-from optimizer.kernel.fleet import D_RUNNING, Fleet
-from optimizer.policies import Policy, load_policy
+from optimizer.decide.registry import load_policy
+from optimizer.decide.scorers.base import Policy
+from optimizer.decide.state.candidates import Candidates
+from optimizer.decide.state.fleet import D_RUNNING, Fleet
 from optimizer.sim import simulate
 from optimizer.sim.requests import SERVED
 from optimizer.sim.telemetry import TelemetryFeed, TelemetryModel

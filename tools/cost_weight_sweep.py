@@ -30,7 +30,8 @@ import numpy as np
 
 from optimizer import argtypes
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation
-from optimizer.policies import DECISION_COST_WEIGHT, POLICY_NAMES, resolve_policy_dir
+from optimizer.decide.registry import POLICY_NAMES, resolve_policy_dir
+from optimizer.decide.scorers.learned import DECISION_COST_WEIGHT
 from optimizer.rl.replays import run_replay, trace_job
 from optimizer.topology_files import load_topology
 from optimizer.traces import load_trace

@@ -18,9 +18,9 @@ from typing import Any
 import requests
 from tenacity import retry, stop_after_delay, wait_exponential
 
-from optimizer.decision import PlacementRequest
+from optimizer.decide.registry import get_policy
+from optimizer.decide.request import PlacementRequest
 from optimizer.emulator.metrics import EngineCounters
-from optimizer.policies import get_policy
 from optimizer.sim import Simulator
 from optimizer.sim.requests import FAILED, SERVED
 from optimizer.topology import GIB, Topology

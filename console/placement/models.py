@@ -10,7 +10,7 @@ class DecisionRecord(models.Model):
 
     `arm` says which rollout arm served it (active or canary); `shadow_node` what the shadow
     policy would have picked. The outcome fields are filled when the caller reports back.
-    `receipt` says why (`console.placement.receipts`): the top candidates with their scores
+    `receipt` says why (`console.placement.engine.receipts`): the top candidates with their scores
     and estimates, and the rejected nodes counted by reason.
     `prefix_hashes` are the ids of the prompt's 512-token blocks as the caller sent them (never
     prompt text): with the outcome they make the record an observation (docs/twin.md).

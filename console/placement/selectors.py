@@ -14,10 +14,10 @@ from django.utils import timezone
 
 from console.inventory.selectors import inventory_has_nodes, inventory_topology
 from console.inventory.signals import inventory_revision
-from console.placement.engine.snapshot import PolicyRef, Rollout, Snapshot
 from console.placement.models import DecisionRecord
 from console.policies.selectors import rollout_state
-from optimizer.kernel.live import NodeSample
+from optimizer.decide.state.live import NodeSample
+from optimizer.decide.state.snapshot import PolicyRef, Rollout, Snapshot
 from telemetry.selectors import latest_fleet_state
 from telemetry.state import NodeTelemetry
 

@@ -11,9 +11,9 @@ from django.core.cache import cache
 
 from console.live.events import send_event
 from console.outage import OutageLog
-from console.placement.engine.breakers import OPEN
 from console.placement.models import BreakerEvent
 from console.placement.selectors import BREAKER_CACHE_KEY, RecentDecision
+from optimizer.decide.filters.breakers import OPEN
 from telemetry.services import outcome_record
 
 logger = logging.getLogger(__name__)

@@ -13,8 +13,8 @@ from django.conf import settings
 from console.api.errors import ApplicationError
 from console.policies.choices import PolicyKind
 from console.policies.models import PolicyVersion
-from optimizer.features import FEATURE_NAMES, FEATURE_VERSION
-from optimizer.policies import scorer_digest
+from optimizer.decide.scorers.learned import load_trained_policy, scorer_digest
+from optimizer.decide.state.features import FEATURE_NAMES, FEATURE_VERSION
 
 # What every policy.json that `train` writes holds (optimizer/rl/export.py write_policy_json
 # and optimizer/rl/train.py).
@@ -23,10 +23,10 @@ POLICY_JSON_KEYS = ("feature_names", "feature_version", "name", "normalisation")
 
 def artifact_roots() -> list[Path]:
     """Directories a trained version may be registered from: where the console's training
-    runs write (`LOCUS_ARTIFACTS_DIR`) and the shipped scorers (optimizer/policies/trained)."""
+    runs write (`LOCUS_ARTIFACTS_DIR`) and the shipped scorers (optimizer/trained)."""
     return [
         Path(settings.LOCUS_ARTIFACTS_DIR).resolve(),
-        (Path(settings.BASE_DIR) / "optimizer" / "policies" / "trained").resolve(),
+        (Path(settings.BASE_DIR) / "optimizer" / "trained").resolve(),
     ]
 
 
@@ -91,8 +91,6 @@ def read_artifact(directory: Path) -> tuple[dict[str, Any], str]:
         )
     digest = scorer_digest(directory)
     try:
-        from optimizer.rl.export import load_trained_policy
-
         load_trained_policy(directory)
     except Exception as exc:  # a corrupt or foreign file fails in torch in many ways
         raise refuse("scorer.pt does not load.", f"{scorer}: cannot load: {exc}") from None

@@ -23,7 +23,7 @@ from console.policies.fanout import fan_out
 from console.policies.models import PolicyEvaluation
 from console.policies.selectors import active_policy_spec
 from console.twin.services import twin_inputs
-from optimizer.policies import POLICY_NAMES
+from optimizer.decide.registry import POLICY_NAMES
 from optimizer.rl.replays import ORACLE, Job, trace_job
 from optimizer.topology import Topology
 from optimizer.topology_files import dump_topology

@@ -87,7 +87,7 @@ class PolicyVersion(models.Model):
 
     @property
     def spec(self) -> str:
-        """What `optimizer.policies.load_policy` takes: a built-in name or a directory."""
+        """What `optimizer.decide.registry.load_policy` takes: a built-in name or a directory."""
         return self.heuristic if self.kind == PolicyKind.HEURISTIC else self.artifact_dir
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from console.placement.engine.snapshot import PolicyRef, Rollout
 from console.policies.choices import PolicyState
 from console.policies.models import PolicyTransition, PolicyVersion
+from optimizer.decide.state.snapshot import PolicyRef, Rollout
 
 
 def _ref(version: PolicyVersion) -> PolicyRef:

@@ -47,7 +47,7 @@ from console.policies.models import (
     PolicyVersion,
     ShadowComparison,
 )
-from optimizer.policies import POLICY_NAMES
+from optimizer.decide.registry import POLICY_NAMES
 
 SYSTEM_ACTOR = SYSTEM_NAME  # the audit trail's actor for automatic actions
 # States that put a version in front of live traffic (the artifact must be intact).

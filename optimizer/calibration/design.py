@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optimizer.estimates import PROMPT_BYTES_PER_TOKEN
+from optimizer.decide.state.estimates import PROMPT_BYTES_PER_TOKEN
 from optimizer.observations import Observations
 from optimizer.sim.engine import SimResult
 from optimizer.sim.requests import SERVED

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from optimizer.decide.registry import get_policy
 from optimizer.observations import Observations
-from optimizer.policies import get_policy
 from optimizer.sim.engine import SimResult, Simulator
 from optimizer.sim.requests import REJECTED, SERVED
 from optimizer.topology import Topology

@@ -12,11 +12,12 @@ from typing import Any
 import numpy as np
 
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation, utilisation_of_load
-from optimizer.decision import PlacementRequest
+from optimizer.decide.filters.breakers import BreakerConfig
+from optimizer.decide.registry import GENERALIST, POLICY_NAMES, load_policy
+from optimizer.decide.request import PlacementRequest
 from optimizer.errors import InputFileError
 from optimizer.observations import load_observations, simulated_observations, write_observations
 from optimizer.oracle import oracle_report
-from optimizer.policies import GENERALIST, POLICY_NAMES, load_policy
 from optimizer.report import build_report, format_table
 from optimizer.sim import ScheduledEvent, SimResult, TelemetryModel, load_schedule, simulate
 from optimizer.topology import Topology
@@ -47,6 +48,13 @@ class Workload:
             load_schedule(args.events, self.topology) if args.events else []
         )
         self.telemetry_interval: float | None = args.telemetry_interval
+        self.stale_after: float | None = args.stale_after
+        if self.stale_after is not None and self.telemetry_interval is None:
+            raise InputFileError(
+                "--stale-after",
+                ["--stale-after needs --telemetry-interval: exact state never ages"],
+            )
+        self.breakers: BreakerConfig | None = BreakerConfig() if args.breakers else None
 
     @classmethod
     def of(
@@ -59,6 +67,8 @@ class Workload:
         seed: int = 0,
         limit: int | None = None,
         telemetry_interval: float | None = None,
+        stale_after: float | None = None,
+        breakers: bool = False,
     ) -> Workload:
         """The workload `evaluate` would replay for these options (benchmarks and tools)."""
         return cls(
@@ -71,8 +81,20 @@ class Workload:
                 seed=seed,
                 events=None,
                 telemetry_interval=telemetry_interval,
+                stale_after=stale_after,
+                breakers=breakers,
             )
         )
+
+    def filters_report(self) -> dict[str, Any]:
+        """The optional live-engine filters this workload ran, for its report (nothing when
+        off, so reports of runs without them are unchanged)."""
+        out: dict[str, Any] = {}
+        if self.stale_after is not None:
+            out["stale_after_s"] = self.stale_after
+        if self.breakers is not None:
+            out["breakers"] = True
+        return out
 
     def run(self, spec: str, seed: int, progress: bool) -> tuple[dict[str, Any], SimResult]:
         policy = load_policy(spec, self.topology, seed)
@@ -88,6 +110,8 @@ class Workload:
             self.arrival_s,
             events=self.events,
             telemetry=telemetry,
+            breakers=self.breakers,
+            stale_after_s=self.stale_after,
             progress=progress,
             desc=spec,
         )
@@ -159,6 +183,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         utilisation=work.utilisation,
         seed=args.seed,
         telemetry_interval_s=args.telemetry_interval,
+        **work.filters_report(),
     )
     if args.requests_out:
         _write_observations(Path(args.requests_out), result, work.topology)
@@ -190,6 +215,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         "utilisation": work.utilisation,
         "seed": args.seed,
         "telemetry_interval_s": args.telemetry_interval,
+        **work.filters_report(),
     }
     report_path = Path(args.report)
     write_json(report_path, out)

@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from optimizer.decide.state.estimates import PROMPT_BYTES_PER_TOKEN
+from optimizer.decide.state.fleet import DYNAMIC_COLUMNS, Fleet
+from optimizer.decide.state.prefix import PrefixIndex
 from optimizer.emulator.metrics import EngineCounters, EngineState
 from optimizer.emulator.node import DECODE, EmulatedNode, LiveTable
 from optimizer.emulator.sequence import Sequence
-from optimizer.estimates import PROMPT_BYTES_PER_TOKEN
-from optimizer.kernel.fleet import DYNAMIC_COLUMNS, Fleet
-from optimizer.kernel.prefix import PrefixIndex
 from optimizer.sim.requests import SERVED
 from optimizer.topology import Topology
 

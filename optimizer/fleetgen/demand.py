@@ -9,8 +9,10 @@ from typing import Any
 import numpy as np
 
 from optimizer.constraints import filter_candidates
-from optimizer.decision import NodeView, PlacementRequest, node_view, placement_request
-from optimizer.estimates import PROMPT_BYTES_PER_TOKEN, decode_step_s, estimate
+from optimizer.decide.request import PlacementRequest, placement_request
+from optimizer.decide.state.estimates import PROMPT_BYTES_PER_TOKEN
+from optimizer.decision import NodeView, node_view
+from optimizer.estimates import decode_step_s, estimate
 from optimizer.fleetgen.geography import CORE_TIERS, Fleet, add_link
 from optimizer.topology import Topology
 

@@ -1,6 +1,6 @@
 """The per-node heuristics (and the training teacher) as they were before the kernel: each
 scores a list of `NodeView`s with `optimizer.estimates.estimate`. The oracle of the vectorised
-policies in `optimizer.policies` and `optimizer.rl.teacher` (see the package docstring)."""
+policies in `optimizer.decide.scorers` and `optimizer.rl.teacher` (see the package docstring)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from optimizer.decision import BLOCK_TOKENS, NodeView, PlacementRequest
-from optimizer.estimates import estimate, slo_targets_s
+from optimizer.decide.request import BLOCK_TOKENS, PlacementRequest, slo_targets_s
+from optimizer.decision import NodeView
+from optimizer.estimates import estimate
 from optimizer.topology import Topology
 
 # Tie-breaking weight: small enough never to override the primary criterion's whole units.

@@ -5,7 +5,9 @@ into a fleet of exactly that many, each with a random load: `optimizer.bench_dec
 times, single-threaded: the scorer alone on precomputed feature rows, through its numpy twin
 and through the TorchScript module (`scorer.pt` as saved); the whole learned decision
 (candidate columns, rows, scores: what the engine runs); and each heuristic's `score` on the
-same candidates. It prints p50/p99 in microseconds for those, the fastest heuristic, and
+same candidates; and the whole decision through the pipeline (constraints filter, columns,
+rows, scores, pick with 3 fallbacks). It prints p50/p99 in microseconds for those, the fastest
+heuristic, and
 latency-first and weighted-score (which compute the same estimates the rows carry).
 `python -m optimizer bench-decide` compares whole decisions with the per-node reference.
 """
@@ -21,10 +23,12 @@ import numpy as np
 import torch
 
 from optimizer.bench_decide import _fleet_of, _state
-from optimizer.kernel.candidates import Candidates, constrain
-from optimizer.kernel.fleet import Fleet
-from optimizer.policies import POLICY_NAMES, Policy, get_policy
-from optimizer.rl.export import load_trained_policy
+from optimizer.decide.pipeline import Pipeline
+from optimizer.decide.registry import POLICY_NAMES, get_filter, get_policy
+from optimizer.decide.scorers.base import Policy
+from optimizer.decide.scorers.learned import load_trained_policy
+from optimizer.decide.state.candidates import Candidates
+from optimizer.decide.state.fleet import Fleet
 from optimizer.topology import Topology
 
 SIZES: tuple[int, ...] = (8, 64, 256)
@@ -42,7 +46,7 @@ def _time(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
     return float(p50), float(p99)
 
 
-def _decide(policy: Policy, make: Callable[[], Candidates]) -> object:
+def _score(policy: Policy, make: Callable[[], Candidates]) -> object:
     return policy.score(make())
 
 
@@ -56,19 +60,23 @@ def benchmark(topology: Topology, policy_dir: str | Path, repeats: int = 2000) -
         fleet_topology, request = _fleet_of(topology, n)
         fleet = Fleet(fleet_topology)
         dynamic, prefix = _state(fleet, fleet.model_index[request.model], rng)
-        index, split, _ = constrain(fleet, request)
-        make = partial(Candidates, fleet, request, index, dynamic, prefix, split=split)
-        rows = make().rows()
+        pipeline = Pipeline([get_filter("constraints")])
+        candidates, trip = pipeline.candidates(fleet, request, dynamic, prefix)
+        # The columns alone, on the filters' survivors: what the scorer rows are computed on.
+        make = partial(Candidates, fleet, request, trip.index, dynamic, prefix, split=trip.split)
+        rows = candidates.rows()
+        decide = partial(pipeline.decide, fleet, request, dynamic, prefix, trained, 4)
         timings = {
             "scorer on rows (numpy twin)": _time(partial(trained.score_rows, rows), repeats),
             "scorer.pt on rows (TorchScript)": _time(
                 partial(trained.score_rows_torch, rows), repeats
             ),
-            "columns + rows + scorer (decision)": _time(partial(_decide, trained, make), repeats),
+            "columns + rows + scorer": _time(partial(_score, trained, make), repeats),
+            "pipeline: filters to pick (decision)": _time(decide, repeats),
         }
         for name in POLICY_NAMES:
             heuristic = get_policy(name, fleet_topology)
-            timings[f"heuristic {name}"] = _time(partial(_decide, heuristic, make), repeats)
+            timings[f"heuristic {name}"] = _time(partial(_score, heuristic, make), repeats)
         fastest = min((k for k in timings if k.startswith("heuristic")), key=lambda k: timings[k])
         shown = [k for k in timings if not k.startswith("heuristic")] + [fastest]
         shown += [

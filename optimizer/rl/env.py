@@ -1,7 +1,7 @@
 """A Gymnasium environment over the simulator: one step per arriving request.
 
 Observation: `Box(max_nodes, N_FEATURES + 1)`, one row per candidate node from the shared
-feature definition (`optimizer.kernel.Candidates.rows`, the rows the live engine computes), the
+feature definition (`Candidates.rows`, the rows the live engine computes), the
 candidates in the first rows and a last column of 1 for a valid row (docs/architecture.md, RL
 notes). Action: `Discrete(max_nodes)`, the index of the chosen candidate; `action_masks()` marks the
 valid rows for sb3-contrib's MaskablePPO (masking learns far better than penalising invalid
@@ -34,10 +34,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from optimizer.decision import PlacementRequest
-from optimizer.estimates import slo_targets_s
-from optimizer.features import N_FEATURES
-from optimizer.kernel.candidates import Candidates
+from optimizer.decide.request import PlacementRequest, slo_targets_s
+from optimizer.decide.state.candidates import Candidates
+from optimizer.decide.state.features import N_FEATURES
 from optimizer.rl.scenarios import Scenario, ScenarioConfig, sample_scenario
 from optimizer.rl.teacher import get_teacher
 from optimizer.sim import Simulator
@@ -213,9 +212,10 @@ class PlacementEnv(gym.Env[np.ndarray, np.int64]):
     def teacher_action(self) -> int:
         """The teacher heuristic's choice for the current request; 0 when no request awaits a
         decision (`step` then ends the episode whatever the action)."""
-        if self._candidates is None:
+        if self._candidates is None or self.sim is None:
             return 0
-        return self._teacher.choose(self._candidates)
+        _, order = self.sim.pipeline.rank(self._candidates, self._teacher, 1)
+        return order[0]
 
     @property
     def current(self) -> tuple[PlacementRequest | None, Candidates | None]:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from optimizer.policies import POLICY_NAMES
+from optimizer.decide.registry import POLICY_NAMES
 from optimizer.rl.replays import ORACLE, Job, trace_job
 
 METRICS: tuple[str, ...] = (

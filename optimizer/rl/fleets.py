@@ -14,8 +14,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from optimizer.decision import PlacementRequest
-from optimizer.kernel.candidates import Candidates
+from optimizer.decide.request import PlacementRequest
+from optimizer.decide.state.candidates import Candidates
 from optimizer.rl.env import PlacementEnv
 from optimizer.sim import Simulator
 

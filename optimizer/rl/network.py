@@ -27,7 +27,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.type_aliases import Schedule
 from torch import nn
 
-from optimizer.features import N_FEATURES
+from optimizer.decide.state.features import N_FEATURES
 
 # Stands in for -inf on masked rows inside the network: finite, so the pooled max and the
 # gradients stay finite; MaskableDistribution masks the logits again on its own.

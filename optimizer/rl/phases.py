@@ -19,15 +19,11 @@ from typing import TYPE_CHECKING, Any
 import torch
 from stable_baselines3.common.callbacks import BaseCallback
 
-from optimizer.features import FEATURE_VERSION
-from optimizer.policies import DECISION_COST_WEIGHT, POLICY_NAMES, resolve_policy_dir
+from optimizer.decide.registry import POLICY_NAMES, resolve_policy_dir
+from optimizer.decide.scorers.learned import DECISION_COST_WEIGHT
+from optimizer.decide.state.features import FEATURE_VERSION
 from optimizer.rl.evaluate import collect_evaluation, evaluation_jobs, format_evaluation
-from optimizer.rl.export import (
-    export_scorer,
-    load_weights,
-    save_weights,
-    write_policy_json,
-)
+from optimizer.rl.export import export_scorer, load_weights, save_weights, write_policy_json
 from optimizer.rl.imitation import NoDecisionsError, clone, collect, fit_normalisation
 from optimizer.rl.network import DeepSetsPolicy
 from optimizer.rl.run import Best, Run, reference_cost_per_1k, reference_ttft_mean_ms, summarise

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from optimizer.capacity import FleetCapacity, TokenMix, utilisation_of_load
+from optimizer.decide.registry import POLICY_NAMES, load_policy
+from optimizer.decide.scorers.base import Policy
 from optimizer.oracle import oracle_report
-from optimizer.policies import POLICY_NAMES, Policy, load_policy
 from optimizer.report import build_report
 from optimizer.rl.scenarios import ScenarioConfig, sample_scenario
 from optimizer.rl.teacher import TEACHER_NAMES, get_teacher

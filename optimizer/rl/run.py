@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 
-from optimizer.policies import DECISION_COST_WEIGHT
+from optimizer.decide.scorers.learned import DECISION_COST_WEIGHT
 from optimizer.rl.env import PlacementEnv
 from optimizer.rl.export import export_scorer, write_policy_json
 from optimizer.rl.fleets import MultiFleetEnv

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from optimizer.capacity import FleetCapacity, TokenMix
-from optimizer.decision import BLOCK_TOKENS, PlacementRequest
+from optimizer.decide.request import BLOCK_TOKENS, PlacementRequest
 from optimizer.sim import ScheduledEvent
 from optimizer.topology import Topology
 from optimizer.traces import TraceRequest, draw_requests

@@ -14,10 +14,11 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import DummyVecEnv
 
+from optimizer.decide.registry import resolve_policy_dir
+from optimizer.decide.scorers.learned import load_trained_policy
 from optimizer.errors import InputFileError
-from optimizer.policies import resolve_policy_dir
 from optimizer.rl.env import PlacementEnv
-from optimizer.rl.export import load_trained_policy, load_weights
+from optimizer.rl.export import load_weights
 from optimizer.rl.fleets import MultiFleetEnv
 from optimizer.rl.network import DeepSetsPolicy
 from optimizer.rl.replays import MapFn

@@ -1,7 +1,7 @@
 """The warm start's private teacher: an SLO-aware rule, not one of the built-in heuristics.
 
 It exists to be imitated (`TrainConfig.teacher`), so it is not registered with
-`optimizer.policies`: the trained policy is compared against the built-in heuristics, and a
+`optimizer.decide.scorers`: the trained policy is compared against the built-in heuristics, and a
 teacher shipped among them would only move the bar it was built to clear.
 
 Why this rule: an SLO is a threshold, so under overload the attainment-maximising move is to
@@ -40,10 +40,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from optimizer.kernel.candidates import Candidates
-from optimizer.kernel.fleet import D_KV_USED, S_KV_CAPACITY
-from optimizer.policies import POLICY_NAMES, Policy, get_policy
-from optimizer.policies.routers import PrefixAwarePolicy
+from optimizer.decide.registry import POLICY_NAMES, get_policy
+from optimizer.decide.scorers.base import Policy
+from optimizer.decide.scorers.prefix_aware import PrefixAwarePolicy
+from optimizer.decide.state.candidates import Candidates
+from optimizer.decide.state.fleet import D_KV_USED, S_KV_CAPACITY
 from optimizer.topology import Topology
 
 SLO_AWARE = "slo-aware"

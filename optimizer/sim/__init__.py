@@ -37,7 +37,10 @@ is rejected. Sent to node N:
 
 Telemetry (`optimizer.sim.telemetry`, `--telemetry-interval S`): policies then see node state
 as the live engine does (samples S seconds apart, delayed, plus the engine's own count of what
-it sent since); the nodes above still run on the exact state.
+it sent since); the nodes above still run on the exact state. With `--stale-after S` nodes
+whose sample is older than S seconds are left out while fresh ones remain, and with
+`--breakers` per-node circuit breakers trip on this run's failures: the live engine's own
+filters (`optimizer.decide.filters`), run by the same pipeline. Both are off by default.
 
 A request meets its SLO when it is served, its TTFT and E2E are within the SLO's
 `ttft_p95_ms` and `e2e_p95_ms`, and its cost per 1k is within `max_usd_per_1k` when set.
@@ -47,8 +50,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from optimizer.decision import PlacementRequest
-from optimizer.policies.base import Policy
+from optimizer.decide.filters.breakers import BreakerConfig
+from optimizer.decide.request import PlacementRequest
+from optimizer.decide.scorers.base import Policy
 from optimizer.sim.engine import SimResult, Simulator
 from optimizer.sim.schedule import ScheduledEvent, load_schedule, parse_schedule
 from optimizer.sim.telemetry import TelemetryModel
@@ -63,14 +67,26 @@ def simulate(
     *,
     events: Sequence[ScheduledEvent] = (),
     telemetry: TelemetryModel | None = None,
+    breakers: BreakerConfig | None = None,
+    stale_after_s: float | None = None,
     progress: bool = False,
     desc: str = "simulate",
 ) -> SimResult:
     """Replay `requests` arriving at `arrival_s` (sorted) under `policy`; with `telemetry`,
-    the policy sees node state through it (`optimizer.sim.telemetry`), else exactly."""
-    return Simulator(topology, policy, requests, arrival_s, events, telemetry).run(
-        progress=progress, desc=desc
+    the policy sees node state through it (`optimizer.sim.telemetry`), else exactly; with
+    `breakers` and `stale_after_s`, the live engine's breakers and staleness filter run too
+    (`Simulator`)."""
+    simulator = Simulator(
+        topology,
+        policy,
+        requests,
+        arrival_s,
+        events,
+        telemetry,
+        breakers=breakers,
+        stale_after_s=stale_after_s,
     )
+    return simulator.run(progress=progress, desc=desc)
 
 
 __all__ = [

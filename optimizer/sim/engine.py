@@ -12,12 +12,17 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from optimizer.decision import PlacementRequest
-from optimizer.estimates import PROMPT_BYTES_PER_TOKEN
-from optimizer.kernel.candidates import Candidates, constrain, rejected_reasons
-from optimizer.kernel.fleet import DYNAMIC_COLUMNS, Fleet
-from optimizer.kernel.prefix import PrefixIndex
-from optimizer.policies.base import Policy
+from optimizer.decide.filters.breakers import BreakerBoard, BreakerConfig
+from optimizer.decide.framework import Filter, Trip
+from optimizer.decide.pipeline import Pipeline
+from optimizer.decide.registry import get_filter
+from optimizer.decide.request import PlacementRequest
+from optimizer.decide.scorers.base import Policy
+from optimizer.decide.state.candidates import Candidates
+from optimizer.decide.state.estimates import PROMPT_BYTES_PER_TOKEN
+from optimizer.decide.state.fleet import DYNAMIC_COLUMNS, STATE_CODES, Fleet
+from optimizer.decide.state.live import LiveState
+from optimizer.decide.state.prefix import PrefixIndex
 from optimizer.sim.node import SimNode
 from optimizer.sim.requests import REJECTED, RequestTable
 from optimizer.sim.schedule import ScheduledEvent
@@ -28,6 +33,7 @@ from optimizer.topology import Topology
 # arrival at the same instant, so an operation at time t governs the arrivals at t.
 _AT_NODE, _WAKE, _OPERATION, _SCRAPE, _DELIVER = 0, 1, 2, 3, 4
 _PROGRESS_EVERY = 512
+DOWN = STATE_CODES["down"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +59,14 @@ class Simulator:
         arrival_s: Sequence[float],
         events: Sequence[ScheduledEvent] = (),
         telemetry: TelemetryModel | None = None,
+        breakers: BreakerConfig | None = None,
+        stale_after_s: float | None = None,
     ) -> None:
         """`telemetry`: policies see node state as the live engine does, through samples
-        taken as that model says (`optimizer.sim.telemetry`); None: the exact state."""
+        taken as that model says (`optimizer.sim.telemetry`); None: the exact state.
+        `breakers`: per-node circuit breakers as the live engine runs them, fed with this
+        run's outcomes on its clock (None: none); `stale_after_s`: leave out nodes whose
+        sample is older, as the live engine does (needs `telemetry`; None: never)."""
         self.topology = topology
         self.policy = policy
         self.requests = requests
@@ -73,6 +84,11 @@ class Simulator:
             for i in range(self.fleet.size)
         ]
         self.telemetry = telemetry.start(self.fleet) if telemetry is not None else None
+        self.breakers = BreakerBoard(breakers, clock=self._clock) if breakers else None
+        if self.breakers is not None:
+            self.table.on_outcome = self._outcome
+        self._stale_filter = stale_after_s is not None
+        self.pipeline = Pipeline(self._filters(stale_after_s))
         self._node_by_name = {n.name: n for n in self.nodes}
         self._site = [node.site for node in topology.nodes]
         self._events = list(events)
@@ -84,29 +100,63 @@ class Simulator:
     def _wake(self, at: float, node: int, version: int) -> None:
         heapq.heappush(self._heap, (at, next(self._seq), _WAKE, node, version))
 
+    def _filters(self, stale_after_s: float | None) -> list[Filter]:
+        """The live engine's filters this run models: the constraints always, the breakers
+        and staleness when asked for (a subset is a caller's, and the simulator has none)."""
+        filters = [get_filter("constraints")]
+        if self.breakers is not None:
+            filters.append(get_filter("breakers", board=self.breakers))
+        if stale_after_s is not None:
+            if self.telemetry is None:
+                raise ValueError("stale telemetry needs a telemetry model (--telemetry-interval)")
+            filters.append(get_filter("stale-telemetry", stale_after_s=stale_after_s))
+        return filters
+
+    def _clock(self) -> float:
+        return self.now
+
+    def _outcome(self, rid: int, ok: bool) -> None:
+        """A request's outcome on its node, for the breakers (served, or lost in a failure)."""
+        assert self.breakers is not None
+        self.breakers.record(self.fleet.names[self.table.node[rid]], ok)
+
+    def _state(self) -> tuple[np.ndarray, PrefixIndex, LiveState | None]:
+        """What policies see: the exact state, or the telemetry model's live state."""
+        if self.telemetry is not None:
+            live = self.telemetry.live
+            return live.dynamic, live.prefix, live
+        return self.dynamic, self.prefix, None
+
     def place(self, rid: int, now: float) -> None:
-        """Choose a node for request `rid` with the policy and send it there, or reject it."""
-        candidates = self.candidates(rid)
-        if candidates:
-            choice = self.policy.choose(candidates)
-            self.send(rid, int(candidates.index[choice]), now)
+        """Choose a node for request `rid` with the pipeline and send it there, or reject it."""
+        dynamic, prefix, live = self._state()
+        choice = self.pipeline.decide(
+            self.fleet, self.requests[rid], dynamic, prefix, self.policy, 1, live=live, now=now
+        )
+        node = choice.node
+        if node is None:
+            self._reject(rid, choice.trip)
+        else:
+            self.send(rid, node, now)
 
     def candidates(self, rid: int) -> Candidates:
         """The nodes that may serve request `rid` as the policy sees them (the exact state,
         or the telemetry model's); when there are none the request is marked rejected."""
-        request = self.requests[rid]
-        index, split, no_room = constrain(self.fleet, request)
-        if not len(index):
-            table = self.table
-            table.status[rid] = REJECTED
-            reasons = sorted(set(rejected_reasons(self.fleet, split, no_room).values()))
-            table.reject_reason[rid] = ",".join(reasons)
-            self.reject_reasons.update(reasons)
-            table.resolved.append(rid)
-        if self.telemetry is not None:
-            live = self.telemetry.live
-            return Candidates(self.fleet, request, index, live.dynamic, live.prefix, split=split)
-        return Candidates(self.fleet, request, index, self.dynamic, self.prefix, split=split)
+        dynamic, prefix, live = self._state()
+        candidates, trip = self.pipeline.candidates(
+            self.fleet, self.requests[rid], dynamic, prefix, live=live, now=self.now
+        )
+        if not len(candidates):
+            self._reject(rid, trip)
+        return candidates
+
+    def _reject(self, rid: int, trip: Trip) -> None:
+        table = self.table
+        table.status[rid] = REJECTED
+        reasons = sorted(set(trip.rejected().values()))
+        table.reject_reason[rid] = ",".join(reasons)
+        self.reject_reasons.update(reasons)
+        table.resolved.append(rid)
 
     def send(self, rid: int, node_index: int, now: float) -> None:
         """Send request `rid` to node `node_index` (one of its candidates)."""
@@ -115,6 +165,8 @@ class Simulator:
         node = self.nodes[node_index]
         if self.telemetry is not None:
             self.telemetry.live.sent(node_index, table.model[rid], request.prefix_hashes)
+        if self.breakers is not None:
+            self.breakers.on_pick(node.name)
         site = self._site[node.index]
         route = self.topology.routes[(request.source_site, site)]
         prompt_bytes = PROMPT_BYTES_PER_TOKEN * request.prompt_tokens
@@ -156,7 +208,8 @@ class Simulator:
         """Take the fleet's samples now; they reach the policy's view after the delay."""
         telemetry = self.telemetry
         assert telemetry is not None
-        batch = telemetry.take(self.dynamic, now)
+        answering = self.fleet.state != DOWN if self._stale_filter else None
+        batch = telemetry.take(self.dynamic, now, answering)
         self._push(now + telemetry.delay_s(), _DELIVER, batch, 0)
         self._push(now + telemetry.next_interval_s(), _SCRAPE, 0, 0)
 
@@ -184,6 +237,8 @@ class Simulator:
                 elif kind == _AT_NODE:
                     node = nodes[a]
                     if node.state == "down":
+                        if self.breakers is not None:  # the prompt found the node down
+                            self.breakers.record(node.name, False)
                         node.in_flight -= 1
                         node.queued_tokens -= self.table.prompt[b]
                         node.sync()

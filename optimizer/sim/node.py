@@ -19,8 +19,8 @@ from math import ceil
 
 import numpy as np
 
-from optimizer.decision import BLOCK_TOKENS
-from optimizer.kernel.fleet import (
+from optimizer.decide.request import BLOCK_TOKENS
+from optimizer.decide.state.fleet import (
     D_KV_USED,
     D_QUEUE,
     D_QUEUED_TOKENS,
@@ -33,7 +33,7 @@ from optimizer.kernel.fleet import (
     S_USD_PER_HOUR,
     Fleet,
 )
-from optimizer.kernel.prefix import PrefixCache
+from optimizer.decide.state.prefix import PrefixCache
 from optimizer.sim.requests import RequestTable
 
 IDLE, PREFILL, DECODE = 0, 1, 2
@@ -41,7 +41,7 @@ IDLE, PREFILL, DECODE = 0, 1, 2
 
 class SimNode:
     """The simulated state of one node; `sync` publishes it to the fleet's dynamic columns
-    (`optimizer.kernel.fleet`), which policies read."""
+    (`optimizer.decide.state.fleet`), which policies read."""
 
     __slots__ = (
         "index",

@@ -6,9 +6,9 @@ millions of times and list indexing is the cheapest access Python has.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from optimizer.decision import PlacementRequest
+from optimizer.decide.request import PlacementRequest
 
 PENDING, SERVED, REJECTED, FAILED = 0, 1, 2, 3
 STATUS_NAMES = ("pending", "served", "rejected", "failed")
@@ -47,6 +47,9 @@ class RequestTable:
         # Ids of requests whose outcome became known (first token, finish, failure, rejection)
         # in order; the RL environment drains it to score outcomes as they happen.
         self.resolved: list[int] = []
+        # Called with (rid, ok) when a request is served or lost on its node: the
+        # simulator's breakers (None: nobody listens).
+        self.on_outcome: Callable[[int, bool], None] | None = None
 
     def first_token(self, rid: int, now: float) -> None:
         self.ttft[rid] = now + self.half_rtt[rid] - self.arrival[rid]
@@ -56,7 +59,11 @@ class RequestTable:
         self.e2e[rid] = now + self.half_rtt[rid] - self.arrival[rid]
         self.status[rid] = SERVED
         self.resolved.append(rid)
+        if self.on_outcome is not None:
+            self.on_outcome(rid, True)
 
     def fail(self, rid: int) -> None:
         self.status[rid] = FAILED
         self.resolved.append(rid)
+        if self.on_outcome is not None:
+            self.on_outcome(rid, False)

@@ -1,7 +1,7 @@
 """Telemetry as the live engine gets it, for the simulator's policies (`--telemetry-interval`).
 
 The console's engine decides on the latest telemetry of each node plus its own accounting of
-the requests it sent since (`optimizer.kernel.live.LiveState`). With a `TelemetryModel` the
+the requests it sent since (`optimizer.decide.state.live.LiveState`). With a `TelemetryModel` the
 simulator feeds the same class the same way, so a policy decides on what a canary would see:
 
 - Scrapes: the whole fleet is sampled every `interval_s` (Celery beat's scrape schedule,
@@ -14,6 +14,9 @@ simulator feeds the same class the same way, so a policy decides on what a canar
   (`LOCUS_SNAPSHOT_REFRESH_SECONDS`, default 1 s). Until then policies see the older sample.
 - Between samples the engine counts its own sends as queued (LiveState), and its prefix index
   holds the prompts it sent, not the nodes' true caches; queued prompt tokens are unknown.
+- With the staleness filter on (`--stale-after`), a down node's exporter does not answer, so
+  its last sample ages until a scrape after its recovery; without it every node is sampled,
+  as before, so reports without the flag are unchanged.
 
 Draws come from a generator seeded with `seed`, so a run is reproducible. Without a model the
 simulator shows policies the exact state, as before.
@@ -25,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optimizer.kernel.fleet import D_KV_USED, D_QUEUE, D_RUNNING, S_KV_CAPACITY, Fleet
-from optimizer.kernel.live import LiveState, NodeSample
+from optimizer.decide.state.fleet import D_KV_USED, D_QUEUE, D_RUNNING, S_KV_CAPACITY, Fleet
+from optimizer.decide.state.live import LiveState, NodeSample
 
 # Scrape to visibility in the latest-state cache: an HTTP scrape of an exporter and a write
 # (tens of milliseconds each on the demo stack); the snapshot refresh wait comes on top.
@@ -64,7 +67,7 @@ class TelemetryFeed:
         self.live = LiveState(fleet)
         self._rng = np.random.default_rng(model.seed)
         self._capacity = fleet.static[0][:, S_KV_CAPACITY]
-        self._pending: dict[int, tuple[float, np.ndarray]] = {}
+        self._pending: dict[int, tuple[float, np.ndarray, np.ndarray | None]] = {}
         self._next_batch = 0
 
     def first_scrape_s(self) -> float:
@@ -77,17 +80,21 @@ class TelemetryFeed:
     def delay_s(self) -> float:
         return float(self.model.ingest_s + self._rng.uniform(0.0, self.model.refresh_s))
 
-    def take(self, dynamic: np.ndarray, now: float) -> int:
-        """Sample the exact columns now; returns the id of the batch to `deliver` later."""
+    def take(self, dynamic: np.ndarray, now: float, answering: np.ndarray | None = None) -> int:
+        """Sample the exact columns now; returns the id of the batch to `deliver` later.
+        `answering`: which nodes' exporters answer (a down node's does not, so its last
+        sample ages); None: every node's."""
         batch = self._next_batch
         self._next_batch += 1
-        self._pending[batch] = (now, dynamic[:, [D_QUEUE, D_RUNNING, D_KV_USED]].copy())
+        values = dynamic[:, [D_QUEUE, D_RUNNING, D_KV_USED]].copy()
+        self._pending[batch] = (now, values, None if answering is None else answering.copy())
         return batch
 
     def deliver(self, batch: int) -> None:
         """The samples of scrape `batch` reach the engine."""
-        measured_at, values = self._pending.pop(batch)
+        measured_at, values, answering = self._pending.pop(batch)
         usage = values[:, 2] / self._capacity
         observe = self.live.observe
         for i, (queue, running) in enumerate(values[:, :2].tolist()):
-            observe(i, NodeSample(int(queue), int(running), float(usage[i]), measured_at))
+            if answering is None or answering[i]:
+                observe(i, NodeSample(int(queue), int(running), float(usage[i]), measured_at))

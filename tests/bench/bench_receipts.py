@@ -46,8 +46,8 @@ def main() -> None:
     from console.inventory.services import topology_import
     from console.placement.engine import core
     from console.placement.engine.inputs import DecisionInput
+    from console.placement.engine.receipts import receipt_of
     from console.placement.engine.runtime import runtime
-    from console.placement.receipts import receipt_of
     from optimizer.topology_files import load_topology
 
     call_command("migrate", interactive=False, verbosity=0)

@@ -133,8 +133,8 @@ def test_deleting_the_last_node_is_refused_with_the_problem(fleet: Any, client_f
 def test_after_refused_writes_the_topology_and_the_engine_still_work(
     fleet: Any, client_for: Any
 ) -> None:
-    from console.placement.engine.snapshot import PolicyRef
     from console.placement.selectors import engine_snapshot
+    from optimizer.decide.state.snapshot import PolicyRef
 
     operator = client_for("operator")
     operator.delete("/api/v1/models/llama-3.1-8b")

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from optimizer.decision import PlacementRequest, placement_request
+from optimizer.decide.request import PlacementRequest, placement_request
 from optimizer.topology import Topology
 from optimizer.topology_files import parse_topology
 

@@ -198,7 +198,7 @@ def test_bench_decide_prints_kernel_and_reference_figures_as_json(
 def test_bench_scorer_times_the_numpy_twin_beside_torchscript_on_kernel_candidates(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    shipped = FLEET_DEMO.parents[1] / "policies" / "trained" / "ppo-fleet-demo"
+    shipped = FLEET_DEMO.parents[1] / "trained" / "ppo-fleet-demo"
     assert main(["bench-scorer", "--policy", str(shipped), "--repeats", "5"]) == 0
     table = capsys.readouterr().out
     for n in ("8", "64", "256"):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from optimizer.constraints import filter_candidates
+from optimizer.decide.registry import get_policy
+from optimizer.decide.state.features import FEATURE_NAMES, N_FEATURES
 from optimizer.decision import node_view
-from optimizer.features import FEATURE_NAMES, N_FEATURES, candidate_rows
-from optimizer.policies import get_policy
+from optimizer.features import candidate_rows
 from optimizer.reference.policies import reference_policy
 from optimizer.sim import Simulator
 from tests.optimizer.fleets import request, tiny_topology

@@ -9,7 +9,8 @@ import pytest
 
 from optimizer.cli import main
 from optimizer.constraints import filter_candidates
-from optimizer.decision import node_view, placement_request
+from optimizer.decide.request import placement_request
+from optimizer.decision import node_view
 from optimizer.estimates import estimate
 from optimizer.fleetgen.demand import REFERENCE_OUTPUT_TOKENS, REFERENCE_PROMPT_TOKENS
 from optimizer.fleetgen.geography import link_rtt_ms

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from optimizer.cli import main
-from optimizer.policies import GENERALIST_DIR
-from optimizer.rl.export import load_trained_policy
+from optimizer.decide.registry import GENERALIST_DIR
+from optimizer.decide.scorers.learned import load_trained_policy
 from optimizer.rl.replays import run_replay, scenario_job
 from tests.optimizer.fleets import AZURE, MOONCAKE
 

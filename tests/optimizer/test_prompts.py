@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
-from optimizer.decision import BLOCK_TOKENS
+from optimizer.decide.request import BLOCK_TOKENS
 from optimizer.prompts import (
     BLOCK_CHARS,
     chat_text,

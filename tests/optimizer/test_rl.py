@@ -13,11 +13,12 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_checker import check_env
 
+from optimizer.decide.registry import load_policy
+from optimizer.decide.scorers.learned import load_trained_policy
+from optimizer.decide.state.features import FEATURE_VERSION, N_FEATURES
 from optimizer.errors import InputFileError
-from optimizer.features import FEATURE_VERSION, N_FEATURES
-from optimizer.policies import load_policy
 from optimizer.rl.env import PlacementEnv
-from optimizer.rl.export import export_scorer, load_trained_policy, write_policy_json
+from optimizer.rl.export import export_scorer, write_policy_json
 from optimizer.rl.network import DeepSetsPolicy
 from optimizer.rl.scenarios import ScenarioConfig
 from optimizer.rl.train import TrainConfig, train

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from optimizer.cli import main
-from optimizer.kernel.fleet import D_QUEUE
-from optimizer.policies import get_policy
+from optimizer.decide.registry import get_policy
+from optimizer.decide.state.fleet import D_QUEUE
 from optimizer.rl.env import PlacementEnv
 from optimizer.rl.scenarios import ScenarioConfig, sample_scenario
 from optimizer.sim import Simulator, TelemetryModel

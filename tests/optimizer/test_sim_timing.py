@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from optimizer.policies import get_policy
+from optimizer.decide.registry import get_policy
 from optimizer.sim import simulate
 from optimizer.sim.requests import SERVED
 from tests.optimizer.fleets import request, tiny_topology
@@ -122,7 +122,7 @@ nodes: [{name: n1, site: s1, accelerator: acc, gpus: 1, usd_per_hour: 3.6, model
 
 
 def _four_block_run(specs: list[tuple[float, int, int, tuple[int, ...]]]) -> object:
-    from optimizer.decision import placement_request
+    from optimizer.decide.request import placement_request
     from optimizer.topology_files import parse_topology
 
     topo = parse_topology(FOUR_BLOCKS)
@@ -152,7 +152,7 @@ def test_the_prefix_cache_keeps_what_fits_beside_the_running_sequence() -> None:
 
 
 def test_blocks_a_running_sequence_reads_are_never_evicted_under_it() -> None:
-    from optimizer.kernel.prefix import PrefixCache
+    from optimizer.decide.state.prefix import PrefixCache
 
     cache = PrefixCache()
     cache.add(0, (1, 2, 3), 10)

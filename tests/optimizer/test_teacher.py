@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from optimizer.constraints import filter_candidates
+from optimizer.decide.registry import POLICY_NAMES
 from optimizer.decision import NodeView, node_view
-from optimizer.policies import POLICY_NAMES
 from optimizer.rl.teacher import SLO_AWARE, TEACHER_NAMES, SloAwareTeacher, get_teacher
 from optimizer.topology import Topology
 from tests.optimizer.fleets import request, tiny_topology

@@ -100,11 +100,11 @@ mkdir -p docs/results/reports/ppo-fleet-demo
 for x in 1 3.5; do for s in 0 1 2; do
   .venv/bin/python -m optimizer evaluate --topology optimizer/topologies/fleet-demo.yaml \\
     --trace optimizer/data/traces/mooncake_synthetic.jsonl --load $x --seed $s \\
-    --policies optimizer/policies/trained/ppo-fleet-demo,{HEURISTICS} \\
+    --policies optimizer/trained/ppo-fleet-demo,{HEURISTICS} \\
     --report docs/results/reports/ppo-fleet-demo/fleet-demo-x$x-s$s.json
 done; done
 rm docs/results/reports/ppo-fleet-demo/*.png  # evaluate's plots: not kept""",
-        render=comparison("optimizer/policies/trained/ppo-fleet-demo", "ppo-fleet-demo"),
+        render=comparison("optimizer/trained/ppo-fleet-demo", "ppo-fleet-demo"),
     ),
     Table(
         slug="bench-decide",

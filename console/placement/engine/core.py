@@ -1,41 +1,41 @@
-"""One decision: hard constraints, then the policy's scores, then a pick and ordered fallbacks.
+"""One decision served: the pipeline's filters, scorer and picker (`optimizer.decide`), plus
+what only a serving engine adds around them: its snapshot, its live state, the rollout's arm,
+the guarded scorer, shadow scoring, the receipt and `explain`.
 
-The constraints, columns, estimates, scores and features are the optimizer's decision kernel
-(`optimizer.kernel`, `optimizer.policies`), so a decision served here and one made in the
-simulator on the same state get the same scores (docs/architecture.md rule 1). What the engine
-knows of each node is `optimizer.kernel.LiveState`: the latest telemetry plus the requests it
-sent since and an approximate prefix index of them (as llm-d's approximate prefix-cache
-scorer, since engines do not export their cache contents) — the same class the simulator
-feeds with `--telemetry-interval`. What only the live engine adds on top: telemetry
-staleness, circuit breakers, canary routing and shadow scoring.
+The sequence itself is `optimizer.decide.pipeline`'s, the same the simulator runs, so a
+decision served here and one made in the simulator on the same state get the same scores
+(docs/architecture.md rule 1). What the engine knows of each node is
+`optimizer.decide.state.live.LiveState`: the latest telemetry plus the requests it sent since
+and an approximate prefix index of them (as llm-d's approximate prefix-cache scorer, since
+engines do not export their cache contents) — the same class the simulator feeds with
+`--telemetry-interval`.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-import zlib
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from console.placement.engine.breakers import BreakerBoard
-from console.placement.engine.explain import explain, receipt_candidates
 from console.placement.engine.ids import decision_ids
 from console.placement.engine.inputs import DecisionInput, request_of
-from console.placement.engine.scorer_guard import ScorerGuard
-from console.placement.engine.snapshot import PolicyRef, Snapshot
-from optimizer.decision import PlacementRequest
-from optimizer.kernel.candidates import Candidates, constrain, rejected_reasons, top_k
-from optimizer.kernel.fleet import D_QUEUE, Fleet
-from optimizer.kernel.live import LiveState
-from optimizer.policies import Policy
+from optimizer.decide.explain import explain, receipt_candidates
+from optimizer.decide.filters.breakers import BreakerBoard
+from optimizer.decide.framework import Trip
+from optimizer.decide.pickers.arms import arm
+from optimizer.decide.pipeline import Choice, Pipeline
+from optimizer.decide.registry import get_filter, is_learned
+from optimizer.decide.request import PlacementRequest
+from optimizer.decide.scorers.base import Policy
+from optimizer.decide.scorers.guard import GuardedScorer, ScorerGuard
+from optimizer.decide.state.candidates import Candidates
+from optimizer.decide.state.fleet import D_QUEUE, Fleet
+from optimizer.decide.state.live import LiveState
+from optimizer.decide.state.snapshot import PolicyRef, Snapshot
 
-REASON_STALE = "stale_telemetry"
-REASON_BREAKER = "breaker_open"
 # Candidates every decision keeps, scored and estimated, for its receipt (docs/dashboard.md):
 # the pick plus the default fallbacks and one more, so a receipt shows why the fallbacks came
 # in that order.
@@ -76,13 +76,27 @@ class Engine:
         stale_after_s: float,
         max_fallbacks: int = 3,
         scorer_budget_s: float = 0.005,
+        on_fallback: Callable[[str], None] | None = None,
     ) -> None:
+        """`on_fallback(reason)`: called for each decision the guard sends to `fallback`."""
         self.breakers = breakers
         self._load_policy = load_policy
         self.fallback = fallback
         self.stale_after_s = stale_after_s
         self.max_fallbacks = max_fallbacks
         self.guard = ScorerGuard(budget_s=scorer_budget_s)
+        if on_fallback is not None:
+            self.guard.on_fallback = on_fallback
+        # The serving pipeline: the constraints, the caller's subset, the breakers, then
+        # stale telemetry (docs/architecture.md, "How a decision is made").
+        self.pipeline = Pipeline(
+            [
+                get_filter("constraints"),
+                get_filter("among"),
+                get_filter("breakers", board=breakers),
+                get_filter("stale-telemetry", stale_after_s=stale_after_s),
+            ]
+        )
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
         self._fleet: Fleet | None = None
@@ -131,9 +145,11 @@ class Engine:
         decision_id = decision_ids.next()
         with self._lock:
             now = time.time()
-            candidates, rejected = self._candidates(request, body.among, now)
-            ref, arm = self._arm(snap, body.session_id or decision_id)
-            if not len(candidates):
+            ref, chosen_arm = arm(snap.rollout, body.session_id or decision_id)
+            scorer = self._scorer(ref, snap)
+            choice = self._decide(request, scorer, body.among, now)
+            candidates, order = choice.candidates, choice.order
+            if not order:
                 return Decision(
                     decision_id,
                     request,
@@ -141,14 +157,14 @@ class Engine:
                     None,
                     [],
                     ref,
-                    arm,
-                    rejected,
+                    chosen_arm,
+                    choice.trip.rejected(),
                     latency_us=(time.perf_counter() - start) * 1e6,
                     session_id=body.session_id,
                     caller=body.caller,
                 )
-            scores, used, degraded = self._score(ref, snap, candidates)
-            order = top_k(scores, max(1 + self.max_fallbacks, RECEIPT_CANDIDATES))
+            scores = choice.scores
+            assert scores is not None
             names = candidates.names
             pick = order[0]
             self._remember(request, int(candidates.index[pick]))
@@ -158,10 +174,10 @@ class Engine:
                 names[pick],
                 snap.topology.node_by_name[names[pick]].site,
                 [names[i] for i in order[1 : 1 + self.max_fallbacks]],
-                used,
-                arm,
-                rejected,
-                degraded=degraded,
+                scorer.used,
+                chosen_arm,
+                choice.trip.rejected(),
+                degraded=scorer.degraded,
                 session_id=body.session_id,
                 caller=body.caller,
             )
@@ -185,12 +201,13 @@ class Engine:
             raise RuntimeError("the decision engine has no snapshot yet")
         request = request_of(snap, body)
         with self._lock:
-            candidates, rejected = self._candidates(request, among, time.time())
+            candidates, trip = self._candidates(request, among, time.time())
             if not len(candidates):
-                return [], rejected
-            scores, _, _ = self._score(snap.rollout.active, snap, candidates)
+                return [], trip.rejected()
+            scorer = self._scorer(snap.rollout.active, snap)
+            _, order = self.pipeline.rank(candidates, scorer, len(candidates))
         names = candidates.names
-        return [names[i] for i in top_k(scores, len(names))], rejected
+        return [names[i] for i in order], trip.rejected()
 
     def queues(self, body: DecisionInput) -> dict[str, int]:
         """The queue of each node that may serve `body` (hard constraints and live filter
@@ -208,82 +225,47 @@ class Engine:
     # -- pieces ----------------------------------------------------------------------------
     def _candidates(
         self, request: PlacementRequest, among: AbstractSet[str] | None, now: float
-    ) -> tuple[Candidates, dict[str, str]]:
-        """The hard constraints (the kernel's), restricted to `among` when given, then the
-        live filter: open breakers always exclude; stale telemetry excludes only while fresh
-        candidates remain (with every exporter silent, placing on old data beats refusing
-        service)."""
+    ) -> tuple[Candidates, Trip]:
+        """The pipeline's filters on the live state (`Pipeline.candidates`)."""
         fleet, live = self._fleet, self._live
         assert fleet is not None and live is not None
-        index, split, no_room = constrain(fleet, request)
-        rejected = rejected_reasons(fleet, split, no_room)
-        if among is not None:
-            rejected = {n: r for n, r in rejected.items() if n in among}
-            keep = np.array([fleet.names[i] in among for i in index.tolist()], dtype=bool)
-            index = index[keep]
-        blocked = self.breakers.not_closed()
-        if blocked:
-            allowed = np.ones(len(index), dtype=bool)
-            for j, i in enumerate(index.tolist()):
-                name = fleet.names[i]
-                if name in blocked and not self.breakers.allows(name):
-                    allowed[j] = False
-                    rejected[name] = REASON_BREAKER
-            index = index[allowed]
-        stale = live.age_s(index, now) > self.stale_after_s  # NaN (no telemetry): fresh
-        if stale.any() and not stale.all():
-            for i in index[stale].tolist():
-                rejected[fleet.names[i]] = REASON_STALE
-            index = index[~stale]
-        candidates = Candidates(fleet, request, index, live.dynamic, live.prefix, split=split)
-        return candidates, rejected
+        return self.pipeline.candidates(
+            fleet, request, live.dynamic, live.prefix, live=live, now=now, among=among
+        )
 
-    def _arm(self, snap: Snapshot, sticky_key: str) -> tuple[PolicyRef, str]:
-        """Canary routing, sticky per session: the same session always lands on one arm."""
-        rollout = snap.rollout
-        if rollout.canary is not None and rollout.canary_share > 0:
-            bucket = zlib.crc32(sticky_key.encode()) % 10_000
-            if bucket < rollout.canary_share * 10_000:
-                return rollout.canary, "canary"
-        return rollout.active, "active"
+    def _decide(
+        self,
+        request: PlacementRequest,
+        scorer: GuardedScorer,
+        among: AbstractSet[str] | None,
+        now: float,
+    ) -> Choice:
+        """The whole pipeline on the live state (`Pipeline.decide`), keeping the receipt's
+        candidates beyond the fallbacks."""
+        fleet, live = self._fleet, self._live
+        assert fleet is not None and live is not None
+        k = max(1 + self.max_fallbacks, RECEIPT_CANDIDATES)
+        return self.pipeline.decide(
+            fleet, request, live.dynamic, live.prefix, scorer, k, live=live, now=now, among=among
+        )
 
-    def _score(
-        self, ref: PolicyRef, snap: Snapshot, candidates: Candidates
-    ) -> tuple[np.ndarray, PolicyRef, str]:
-        """The policy's scores, or the fallback heuristic's when the scorer fails, is slow
-        or cannot be loaded; the caller never sees an error for that."""
-        if ref.key != self.fallback.key and self.guard.usable(ref.key):
-            try:
-                policy = self._load_policy(ref, snap)
-                started = time.perf_counter()  # scoring is timed, loading is not
-                scores = np.asarray(policy.score(candidates), dtype=np.float64)
-                if scores.shape != (len(candidates),) or not np.all(np.isfinite(scores)):
-                    raise ValueError(f"scorer returned shape {scores.shape} or non-finite values")
-            except Exception as exc:
-                self.guard.failed(ref.key, exc)
-            else:
-                # Only a trained scorer is bypassed for slowness: a heuristic is what the
-                # engine would fall back to anyway, and on a busy machine every policy slows.
-                self.guard.succeeded(ref.key, time.perf_counter() - started, timed=ref.learned)
-                return scores, ref, ""
-            reason = "scorer_error"
-        elif ref.key == self.fallback.key:
-            reason = ""
-        else:
-            reason = "scorer_slow" if self.guard.slow(ref.key) else "scorer_error"
-        if reason:
-            self.guard.count_fallback(reason)
-        policy = self._load_policy(self.fallback, snap)
-        return np.asarray(policy.score(candidates), dtype=np.float64), self.fallback, reason
+    def _scorer(self, ref: PolicyRef, snap: Snapshot) -> GuardedScorer:
+        """`ref`'s scorer behind the guard, falling back to `self.fallback`."""
+        return GuardedScorer(
+            self.guard,
+            ref,
+            lambda r: self._load_policy(r, snap),
+            self.fallback,
+            learned=is_learned(ref.spec),
+        )
 
     def _shadow(self, snap: Snapshot, candidates: Candidates, pick: int) -> dict[str, Any] | None:
         ref = snap.rollout.shadow
         assert ref is not None
         try:
-            scores = self._load_policy(ref, snap).score(candidates)
+            _, (other,) = self.pipeline.rank(candidates, self._load_policy(ref, snap), 1)
         except Exception:
             return None
-        other = int(np.argmax(scores))
         est = candidates.est
         return {
             "policy": ref.key,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from console.placement.engine.snapshot import Snapshot
-from optimizer.decision import PlacementRequest, placement_request
+from optimizer.decide.request import PlacementRequest, placement_request
+from optimizer.decide.state.snapshot import Snapshot
 
 
 class UnknownName(ValueError):

@@ -13,14 +13,14 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from console.placement.engine.breakers import BreakerBoard
 from console.placement.engine.core import Decision
 from console.placement.engine.recorder import Recorder
-from console.placement.engine.snapshot import Snapshot
 from console.placement.engine.writer import utcnow
 from console.placement.metrics import OUTCOMES
 from console.placement.selectors import RecentDecision, recent_decision
 from console.placement.services import slo_windows_feed
+from optimizer.decide.filters.breakers import BreakerBoard
+from optimizer.decide.state.snapshot import Snapshot
 
 RECENT_DECISIONS = 100_000
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from console.placement.engine.core import Decision
+from console.placement.engine.receipts import receipt_of
 from console.placement.engine.writer import utcnow
-from console.placement.receipts import receipt_of
 
 
 def record_row(d: Decision) -> dict[str, Any]:

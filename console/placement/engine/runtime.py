@@ -18,23 +18,26 @@ from typing import Any
 from django.conf import settings
 
 from console.dbutil import release_connections
-from console.placement.engine.breakers import OPEN, BreakerBoard, BreakerConfig
 from console.placement.engine.core import Decision, Engine
 from console.placement.engine.inputs import DecisionInput
 from console.placement.engine.outcomes import Outcomes
 from console.placement.engine.recorder import Recorder
 from console.placement.engine.records import live_event, record_row
-from console.placement.engine.snapshot import PolicyRef, Snapshot
 from console.placement.engine.writer import utcnow, write_to_database
 from console.placement.metrics import (
     BREAKER_OPEN,
     BREAKER_TRIPS,
     DECISION_LATENCY,
     DECISIONS,
+    FALLBACKS,
 )
 from console.placement.selectors import engine_snapshot
 from console.placement.services import breaker_move_record, event_publish
-from optimizer.policies import Policy, load_policy, scorer_digest
+from optimizer.decide.filters.breakers import OPEN, BreakerBoard, BreakerConfig
+from optimizer.decide.registry import is_learned, load_policy
+from optimizer.decide.scorers.base import Policy
+from optimizer.decide.scorers.learned import scorer_digest
+from optimizer.decide.state.snapshot import PolicyRef, Snapshot
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +64,7 @@ class Runtime:
             stale_after_s=settings.LOCUS_TELEMETRY_STALE_SECONDS,
             max_fallbacks=settings.LOCUS_MAX_FALLBACKS,
             scorer_budget_s=settings.LOCUS_SCORER_BUDGET_MS / 1000.0,
+            on_fallback=_count_fallback,
         )
         self.recorder = Recorder(write_batch=write_to_database, publish=event_publish)
         self.recorder.tick_hooks.append(self._flush_shadow)
@@ -251,7 +255,13 @@ def _freeze_heap() -> None:
 
 
 def _policy_key(ref: PolicyRef, snapshot: Snapshot) -> tuple[str, int]:
-    return (ref.key, 0 if ref.learned else id(snapshot.topology))
+    return (ref.key, 0 if is_learned(ref.spec) else id(snapshot.topology))
+
+
+def _count_fallback(reason: str) -> None:
+    """`locus_fallbacks_total{reason}`: the guard's fallbacks, counted on the console side so
+    `optimizer.decide` stays free of Prometheus."""
+    FALLBACKS.labels(reason=reason).inc()
 
 
 def _breaker_config() -> BreakerConfig:

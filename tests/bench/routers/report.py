@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from optimizer.decide.state.estimates import PROMPT_BYTES_PER_TOKEN
 from optimizer.decision import node_view
-from optimizer.estimates import PROMPT_BYTES_PER_TOKEN
 from optimizer.topology import Topology
 
 FLEETS = ("single-site", "multi-site")

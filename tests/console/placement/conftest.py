@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from console.placement.engine.runtime import Runtime, reset_runtime, runtime
-from console.placement.engine.snapshot import NodeLoad
+from optimizer.decide.state.snapshot import NodeLoad
 from tests.conftest import TOPOLOGIES
 
 # A short interactive request from the example fleet's Munich source.

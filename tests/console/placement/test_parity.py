@@ -19,10 +19,15 @@ import pytest
 
 from console.inventory.services import topology_import
 from console.placement.engine.runtime import runtime
-from optimizer.decision import placement_request
-from optimizer.kernel.candidates import Candidates, constrain, rejected_reasons
-from optimizer.kernel.fleet import D_KV_USED, D_QUEUE, D_QUEUED_TOKENS, D_RUNNING, S_KV_CAPACITY
-from optimizer.policies import get_policy
+from optimizer.decide.registry import get_policy
+from optimizer.decide.request import placement_request
+from optimizer.decide.state.fleet import (
+    D_KV_USED,
+    D_QUEUE,
+    D_QUEUED_TOKENS,
+    D_RUNNING,
+    S_KV_CAPACITY,
+)
 from optimizer.sim import Simulator
 from optimizer.topology_files import load_topology
 from optimizer.traces import draw_requests, load_trace
@@ -110,11 +115,11 @@ def test_http_and_simulator_give_the_same_scores(
         max_output_tokens=300,
         source=source.name,
     )
-    index, split, no_room = constrain(sim.fleet, request)
-    candidates = Candidates(sim.fleet, request, index, exported)
+    # The simulator's own pipeline, on the state the console was shown.
+    candidates, trip = sim.pipeline.candidates(sim.fleet, request, exported, None)
     sim_scores = get_policy(policy_name, topology).score(candidates)
     assert set(http_scores) == set(candidates.names)
-    rejected = rejected_reasons(sim.fleet, split, no_room)
+    rejected = trip.rejected()
     assert {r["node"]: r["reason"] for r in answer["rejected"]} == rejected
     np.testing.assert_allclose(
         [http_scores[name] for name in candidates.names], sim_scores, rtol=1e-9, atol=1e-12

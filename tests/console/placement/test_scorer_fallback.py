@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from console.placement.engine.runtime import runtime
-from console.placement.engine.scorer_guard import ScorerGuard
-from console.placement.engine.snapshot import PolicyRef, Rollout
-from optimizer.policies import Policy, scorer_digest
+from optimizer.decide.scorers.base import Policy
+from optimizer.decide.scorers.learned import scorer_digest
+from optimizer.decide.state.snapshot import PolicyRef, Rollout
 from tests.console.placement.conftest import SMALL_REQUEST
 
 pytestmark = pytest.mark.django_db
@@ -73,23 +73,6 @@ def test_a_slow_scorer_is_bypassed_after_its_average_exceeds_the_budget(
     then = service.post("/api/v1/placements", REQUEST, format="json").json()
     assert then["policy"]["name"] == "least-loaded" and then["degraded"] == "scorer_slow"
     assert _fallbacks("scorer_slow") == before + 1
-
-
-def test_warm_up_and_loading_are_not_held_against_a_scorer() -> None:
-    """A scorer whose first calls are slow (TorchScript optimising itself) and which then
-    scores well within budget is never bypassed, nor after a cooldown."""
-    guard = ScorerGuard(budget_s=0.002)
-    for elapsed in (1.5, 0.05, 0.01):
-        guard.succeeded("ppo@1", elapsed)
-    for _ in range(100):
-        guard.succeeded("ppo@1", 0.0003)
-    assert guard.usable("ppo@1") and not guard.slow("ppo@1")
-    guard.succeeded("ppo@1", 0.5)  # one pause moves the average by a twentieth of itself
-    assert guard.slow("ppo@1")  # 25 ms average: over budget
-    guard._health["ppo@1"].bypass_until = 0.0  # the cooldown has passed
-    for elapsed in (0.02, 0.01, 0.005, 0.0003, 0.0003):
-        guard.succeeded("ppo@1", elapsed)
-    assert guard.usable("ppo@1") and not guard.slow("ppo@1")
 
 
 def test_trained_scorers_load_off_the_request_path_and_survive_inventory_changes(

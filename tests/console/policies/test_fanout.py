@@ -10,7 +10,7 @@ import pytest
 from console.celery import app
 from console.policies.evaluation import evaluation_jobs, evaluation_report
 from console.policies.fanout import fan_out, run_claimed
-from optimizer.policies import POLICY_NAMES
+from optimizer.decide.registry import POLICY_NAMES
 from optimizer.rl.replays import inline_map
 from tests.conftest import CONTRACT_EXAMPLE, TRACES
 

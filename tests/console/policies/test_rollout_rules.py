@@ -25,7 +25,7 @@ from console.policies.models import PolicyEvaluation, PolicyTransition, PolicyVe
 from tests.console.policies.test_rollout import Admins, _act, _approved, _evaluated, _register
 
 pytestmark = pytest.mark.django_db
-SHIPPED = Path(django_settings.BASE_DIR) / "optimizer" / "policies" / "trained" / "ppo-fleet-demo"
+SHIPPED = Path(django_settings.BASE_DIR) / "optimizer" / "trained" / "ppo-fleet-demo"
 VERBS = ("approve", "shadow", "canary", "promote", "rollback")
 
 

@@ -14,10 +14,10 @@ import asyncio
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
-from optimizer.decision import placement_request
+from optimizer.decide.registry import get_policy
+from optimizer.decide.request import placement_request
 from optimizer.emulator import trace_prompt
 from optimizer.emulator.sequence import Sequence
-from optimizer.policies import get_policy
 from optimizer.prompts import prompt_blocks
 from optimizer.sim import simulate
 from optimizer.sim.requests import RequestTable

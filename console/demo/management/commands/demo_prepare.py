@@ -32,11 +32,11 @@ from console.policies.services import policy_bootstrap, policy_register
 from console.twin.models import CalibrationRun
 from console.twin.services import calibration_start
 from optimizer import argtypes
-from optimizer.policies import GENERALIST, GENERALIST_DIR
+from optimizer.decide.registry import GENERALIST, GENERALIST_DIR
 from optimizer.topology_files import load_topology
 
 DEMO_TOPOLOGY = Path(settings.BASE_DIR) / "optimizer" / "topologies" / "fleet-demo.yaml"
-SHIPPED_SCORER = Path(settings.BASE_DIR) / "optimizer" / "policies" / "trained" / "ppo-fleet-demo"
+SHIPPED_SCORER = Path(settings.BASE_DIR) / "optimizer" / "trained" / "ppo-fleet-demo"
 
 
 def demo_dir() -> Path:

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from console.inventory.services import topology_import
-from console.placement.engine.core import Engine
 from console.placement.engine.runtime import reset_runtime, runtime
+from optimizer.decide.scorers.guard import GuardedScorer
 from optimizer.prompts import chat_text, prompt_blocks
 from optimizer.topology_files import load_topology
 from tests.conftest import TOPOLOGIES
@@ -48,14 +48,14 @@ def test_gateway_and_rest_decide_alike(
     topology = load_topology(TOPOLOGIES / "fleet-demo.yaml")
     topology_import(topology=topology)
     scored: list[dict[str, float]] = []
-    real_score = Engine._score
+    real_score = GuardedScorer.score
 
-    def recording_score(self: Engine, ref: Any, snap: Any, candidates: Any) -> Any:
-        result = real_score(self, ref, snap, candidates)
-        scored.append(dict(zip(candidates.names, map(float, result[0]), strict=True)))
+    def recording_score(self: GuardedScorer, candidates: Any) -> Any:
+        result = real_score(self, candidates)
+        scored.append(dict(zip(candidates.names, map(float, result), strict=True)))
         return result
 
-    monkeypatch.setattr(Engine, "_score", recording_score)
+    monkeypatch.setattr(GuardedScorer, "score", recording_score)
 
     def fresh_state() -> None:
         reset_runtime()

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from console.placement.engine.runtime import runtime
-from console.placement.engine.snapshot import PolicyRef
 from console.placement.engine.writer import utcnow
 from console.placement.models import DecisionRecord
+from optimizer.decide.state.snapshot import PolicyRef
 from telemetry import slo_windows
 from telemetry.slo_rules import Counts
 from tests.console.placement.doors.extproc.envoy_client import (

@@ -1,0 +1,1 @@
+"""Filters: each narrows the candidates (GIE EPP filter plugins); one per file."""
