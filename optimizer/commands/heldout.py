@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from optimizer import argtypes
 from optimizer.commands.replay import progress_shown, write_json
+from optimizer.decide.registry import GENERALIST, POLICY_NAMES
 from optimizer.errors import InputFileError
-from optimizer.policies import GENERALIST, POLICY_NAMES
 
 if TYPE_CHECKING:
     from optimizer.heldout.run import SuiteConfig

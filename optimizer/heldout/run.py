@@ -23,9 +23,9 @@ import numpy as np
 from tqdm import tqdm
 
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation
+from optimizer.decide.registry import GENERALIST, POLICY_NAMES
 from optimizer.heldout import goals
 from optimizer.heldout.suite import Cell, cells
-from optimizer.policies import GENERALIST, POLICY_NAMES
 from optimizer.rl.replays import ORACLE, Job, run_replay, trace_job
 from optimizer.topology_files import load_topology
 from optimizer.traces import load_trace

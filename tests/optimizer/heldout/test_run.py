@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from optimizer.cli import main
-from optimizer.policies import GENERALIST_DIR
+from optimizer.decide.registry import GENERALIST_DIR
 
 FLEET, TRACE = "retail-edge", "azure_llm_2023_conv.csv"
 BASE = ["heldout-suite", "--fleets", FLEET, "--traces", TRACE, "--limit", "30"]

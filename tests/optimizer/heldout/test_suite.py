@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation
+from optimizer.decide.registry import get_policy
 from optimizer.heldout.guard import heldout_files
 from optimizer.heldout.suite import LOADS, cells, fleet_names, trace_names
-from optimizer.policies import get_policy
 from optimizer.report import build_report
 from optimizer.sim import TelemetryModel, simulate
 from optimizer.topology_files import load_topology
