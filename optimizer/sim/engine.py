@@ -89,6 +89,8 @@ class Simulator:
         ]
         if deciders is not None and telemetry is None:
             raise ValueError("several deciders need a telemetry model (--telemetry-interval)")
+        if deciders is not None and len(deciders.of) != len(requests):
+            raise ValueError(f"{len(deciders.of)} deciders assigned to {len(requests)} requests")
         self.deciders = deciders
         views = deciders.views if deciders is not None else 1
         self.telemetry = telemetry.start(self.fleet, views) if telemetry is not None else None

@@ -104,6 +104,14 @@ def test_several_deciders_need_a_telemetry_model() -> None:
                   deciders=Deciders.split_of([None], 2))  # fmt: skip
 
 
+def test_a_split_of_another_number_of_requests_is_refused() -> None:
+    topo = tiny_topology(keep_nodes=("core-l",))
+    three = Deciders.split_of([None] * 3, 2)
+    with pytest.raises(ValueError, match="3 deciders assigned to 1 requests"):
+        Simulator(topo, get_policy("least-loaded", topo), [request(topo)], [0.0],
+                  telemetry=TelemetryModel(10.0), deciders=three)  # fmt: skip
+
+
 def test_the_split_and_the_replay_are_the_same_for_a_seed() -> None:
     def run() -> tuple[tuple[int, ...], dict]:  # type: ignore[type-arg]
         work = Workload.of(str(FLEET_DEMO), str(MOONCAKE), load=4, seed=1, limit=300,
