@@ -14,9 +14,10 @@ default 200-node fleet is written first when it is missing (`gen-fleet --nodes 2
 --seed 0`). Each finished replay is saved to `--out` at once, and a rerun with the same `--out`
 skips the replays already there, so an interrupted grid resumes.
 
-Prints a Markdown table: per fleet, utilisation, policy and K, the mean over the seeds of SLO
-attainment, mean TTFT and prefix hit rate, independent and shared, with attainment's change
-from K = 1 in points. Prints figures, asserts nothing.
+Prints a Markdown table (`tools.results.render.deciders_table`; docs/results/deciders.md is
+the same table from the committed report): per fleet, utilisation, policy and K, the mean over
+the seeds of SLO attainment, mean TTFT and prefix hit rate, independent and shared, with
+attainment's change from K = 1 in points. Prints figures, asserts nothing.
 """
 
 from __future__ import annotations
@@ -24,12 +25,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import defaultdict
 from pathlib import Path
-from statistics import mean
 from typing import Any
 
 from optimizer.commands.replay import Workload
+from tools.results.render import deciders_table
 
 DEMO = "optimizer/topologies/fleet-demo.yaml"
 FLEET_200 = "var/deciders/fleet-200.yaml"
@@ -83,49 +83,6 @@ def _replay(args: argparse.Namespace, fleet: str, util: float, seed: int, k: int
     }
 
 
-def _avg(group: list[dict[str, Any]], field: str) -> float:
-    return mean(r[field] for r in group)
-
-
-def _cell(group: list[dict[str, Any]], field: str, fmt: str) -> str:
-    return format(_avg(group, field), fmt) if group else "–"
-
-
-def _delta(group: list[dict[str, Any]], base: list[dict[str, Any]] | None) -> str:
-    """SLO attainment's change from one decider's, in points."""
-    if not group or not base:
-        return "–"
-    change = _avg(group, "slo_attainment") - _avg(base, "slo_attainment")
-    return f"{100 * change:+.1f} pt"
-
-
-def table(rows: dict[str, dict[str, Any]]) -> str:
-    """The Markdown table of the saved replays (means over the seeds each cell has)."""
-    cells: dict[tuple[str, float, str, int, bool], list[dict[str, Any]]] = defaultdict(list)
-    for row in rows.values():
-        key = (row["fleet"], row["utilisation"], row["policy"], row["deciders"])
-        cells[(*key, row["shared_view"])].append(row)
-    lines = [
-        "| fleet | util. | policy | K | seeds | SLO att. own | Δ own | SLO att. shared | Δ shared "
-        "| TTFT mean own | TTFT mean shared | hit rate own | hit rate shared |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for fleet, util, policy, k in sorted({key[:4] for key in cells}):
-        own = cells[(fleet, util, policy, k, False)]
-        # One decider's view is shared already: its row is both.
-        shared = cells.get((fleet, util, policy, k, True)) or (own if k == 1 else [])
-        base = cells.get((fleet, util, policy, 1, False))
-        lines.append(
-            f"| {fleet} | {util:g} | {policy} | {k} | {len(own)} "
-            f"| {_cell(own, 'slo_attainment', '.1%')} | {_delta(own, base)} "
-            f"| {_cell(shared, 'slo_attainment', '.1%')} | {_delta(shared, base)} "
-            f"| {_cell(own, 'ttft_mean_ms', '.0f')} ms | {_cell(shared, 'ttft_mean_ms', '.0f')} ms "
-            f"| {_cell(own, 'prefix_hit_rate', '.3f')} "
-            f"| {_cell(shared, 'prefix_hit_rate', '.3f')} |"
-        )
-    return "\n".join(lines)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fleets", default=f"{DEMO},{FLEET_200}")
@@ -170,7 +127,7 @@ def main() -> None:
                             )
                             out.parent.mkdir(parents=True, exist_ok=True)
                             out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
-    print(table(rows))
+    print(deciders_table(list(rows.values())))
 
 
 if __name__ == "__main__":
