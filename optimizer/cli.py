@@ -94,6 +94,22 @@ def _common(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
         "while fresh ones remain, as the live engine does (default: off)",
     )
     parser.add_argument(
+        "--deciders",
+        type=argtypes.count,
+        default=1,
+        metavar="K",
+        help="with --telemetry-interval, K deciders place the requests, each with its own view "
+        "of its sends and prompt placements since the last scrape, all fed the same scrapes; "
+        "requests are split by a hash of the trace line's `session` when it has one, else "
+        "round-robin per request (docs/deploying.md; default: 1)",
+    )
+    parser.add_argument(
+        "--shared-view",
+        action="store_true",
+        help="with --deciders K > 1, the K deciders share one view of sends and prefixes, as a "
+        "shared view (Redis) gives, without its publish delay (default: each its own)",
+    )
+    parser.add_argument(
         "--breakers",
         action="store_true",
         help="run the live engine's per-node circuit breakers on this run's failures "

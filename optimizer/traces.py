@@ -11,7 +11,9 @@ formats replays, not only the two shipped ones.
 A JSONL line may also carry `source`, `model` and `slo` (and `site`, for a caller without a
 registered source): observations (docs/contracts.md §5, docs/twin.md) are traces that say who
 sent each request and which model it asked for. `draw_requests` takes those as given instead
-of drawing them, and refuses a name the topology does not know, naming the file and line.
+of drawing them, and refuses a name the topology does not know, naming the file and line. A
+line may carry `session` (a conversation id): several simulated deciders split requests by it
+(`optimizer.sim.deciders`); the shipped traces have none.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class TraceRequest:
     slo: str | None = None
     slo_given: bool = False
     where: str = ""
+    session: str | None = None  # a conversation id, for splitting among deciders
 
 
 def _count(value: object, field: str, where: str, *, text: bool = True) -> int:
@@ -184,6 +187,7 @@ def mooncake_request(item: dict[str, Any], where: str) -> TraceRequest:
         slo=_name(item, "slo", where),
         slo_given="slo" in item,
         where=where,
+        session=_name(item, "session", where),
     )
 
 

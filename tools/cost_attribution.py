@@ -44,20 +44,24 @@ class RecordingTelemetry(TelemetryModel):
 
     samples: list[tuple[float, np.ndarray]] = field(default_factory=list)
 
-    def start(self, fleet: Fleet) -> TelemetryFeed:
-        return _RecordingFeed(self, fleet, self.samples)
+    def start(self, fleet: Fleet, views: int = 1) -> TelemetryFeed:
+        return _RecordingFeed(self, fleet, self.samples, views)
 
 
 class _RecordingFeed(TelemetryFeed):
     def __init__(
-        self, model: TelemetryModel, fleet: Fleet, samples: list[tuple[float, np.ndarray]]
+        self,
+        model: TelemetryModel,
+        fleet: Fleet,
+        samples: list[tuple[float, np.ndarray]],
+        views: int = 1,
     ) -> None:
-        super().__init__(model, fleet)
+        super().__init__(model, fleet, views)
         self.samples = samples
 
-    def take(self, dynamic: np.ndarray, now: float) -> int:
+    def take(self, dynamic: np.ndarray, now: float, answering: np.ndarray | None = None) -> int:
         self.samples.append((now, dynamic[:, D_RUNNING].copy()))
-        return super().take(dynamic, now)
+        return super().take(dynamic, now, answering)
 
 
 class RecordingSplit(SplitPolicy):

@@ -19,7 +19,14 @@ from optimizer.errors import InputFileError
 from optimizer.observations import load_observations, simulated_observations, write_observations
 from optimizer.oracle import oracle_report
 from optimizer.report import build_report, format_table
-from optimizer.sim import ScheduledEvent, SimResult, TelemetryModel, load_schedule, simulate
+from optimizer.sim import (
+    Deciders,
+    ScheduledEvent,
+    SimResult,
+    TelemetryModel,
+    load_schedule,
+    simulate,
+)
 from optimizer.topology import Topology
 from optimizer.topology_files import dump_topology, load_topology
 from optimizer.traces import draw_requests, load_trace
@@ -55,6 +62,26 @@ class Workload:
                 ["--stale-after needs --telemetry-interval: exact state never ages"],
             )
         self.breakers: BreakerConfig | None = BreakerConfig() if args.breakers else None
+        self.deciders = self._deciders(args, [r.session for r in trace])
+
+    def _deciders(self, args: argparse.Namespace, sessions: list[str | None]) -> Deciders | None:
+        """`--deciders K` and `--shared-view` as a split of this trace (None: one decider)."""
+        if args.shared_view and args.deciders < 2:
+            raise InputFileError(
+                "--shared-view",
+                ["--shared-view needs --deciders 2 or more: one decider's view is shared already"],
+            )
+        if args.deciders == 1:
+            return None
+        if self.telemetry_interval is None:
+            raise InputFileError(
+                "--deciders",
+                [
+                    "--deciders needs --telemetry-interval: on the exact state every decider "
+                    "sees everything, so their number changes nothing"
+                ],
+            )
+        return Deciders.split_of(sessions, args.deciders, shared_view=args.shared_view)
 
     @classmethod
     def of(
@@ -69,6 +96,8 @@ class Workload:
         telemetry_interval: float | None = None,
         stale_after: float | None = None,
         breakers: bool = False,
+        deciders: int = 1,
+        shared_view: bool = False,
     ) -> Workload:
         """The workload `evaluate` would replay for these options (benchmarks and tools)."""
         return cls(
@@ -83,13 +112,17 @@ class Workload:
                 telemetry_interval=telemetry_interval,
                 stale_after=stale_after,
                 breakers=breakers,
+                deciders=deciders,
+                shared_view=shared_view,
             )
         )
 
     def filters_report(self) -> dict[str, Any]:
         """The optional live-engine filters this workload ran, for its report (nothing when
-        off, so reports of runs without them are unchanged)."""
+        off, so reports of runs without them are unchanged; one decider is not reported)."""
         out: dict[str, Any] = {}
+        if self.deciders is not None:
+            out["deciders"] = self.deciders.report()
         if self.stale_after is not None:
             out["stale_after_s"] = self.stale_after
         if self.breakers is not None:
@@ -112,6 +145,7 @@ class Workload:
             telemetry=telemetry,
             breakers=self.breakers,
             stale_after_s=self.stale_after,
+            deciders=self.deciders,
             progress=progress,
             desc=spec,
         )

@@ -41,6 +41,8 @@ it sent since); the nodes above still run on the exact state. With `--stale-afte
 whose sample is older than S seconds are left out while fresh ones remain, and with
 `--breakers` per-node circuit breakers trip on this run's failures: the live engine's own
 filters (`optimizer.decide.filters`), run by the same pipeline. Both are off by default.
+With `--deciders K` (and telemetry), K deciders split the requests, each with its own live
+state unless `--shared-view` (`optimizer.sim.deciders`).
 
 A request meets its SLO when it is served, its TTFT and E2E are within the SLO's
 `ttft_p95_ms` and `e2e_p95_ms`, and its cost per 1k is within `max_usd_per_1k` when set.
@@ -53,6 +55,7 @@ from collections.abc import Sequence
 from optimizer.decide.filters.breakers import BreakerConfig
 from optimizer.decide.request import PlacementRequest
 from optimizer.decide.scorers.base import Policy
+from optimizer.sim.deciders import Deciders
 from optimizer.sim.engine import SimResult, Simulator
 from optimizer.sim.schedule import ScheduledEvent, load_schedule, parse_schedule
 from optimizer.sim.telemetry import TelemetryModel
@@ -69,13 +72,15 @@ def simulate(
     telemetry: TelemetryModel | None = None,
     breakers: BreakerConfig | None = None,
     stale_after_s: float | None = None,
+    deciders: Deciders | None = None,
     progress: bool = False,
     desc: str = "simulate",
 ) -> SimResult:
     """Replay `requests` arriving at `arrival_s` (sorted) under `policy`; with `telemetry`,
     the policy sees node state through it (`optimizer.sim.telemetry`), else exactly; with
     `breakers` and `stale_after_s`, the live engine's breakers and staleness filter run too
-    (`Simulator`)."""
+    (`Simulator`); with `deciders`, several deciders place the requests, each with its own
+    live state unless they share one (`optimizer.sim.deciders`)."""
     simulator = Simulator(
         topology,
         policy,
@@ -85,11 +90,13 @@ def simulate(
         telemetry,
         breakers=breakers,
         stale_after_s=stale_after_s,
+        deciders=deciders,
     )
     return simulator.run(progress=progress, desc=desc)
 
 
 __all__ = [
+    "Deciders",
     "ScheduledEvent",
     "SimResult",
     "Simulator",

@@ -23,6 +23,7 @@ from optimizer.decide.state.estimates import PROMPT_BYTES_PER_TOKEN
 from optimizer.decide.state.fleet import DYNAMIC_COLUMNS, STATE_CODES, Fleet
 from optimizer.decide.state.live import LiveState
 from optimizer.decide.state.prefix import PrefixIndex
+from optimizer.sim.deciders import Deciders
 from optimizer.sim.node import SimNode
 from optimizer.sim.requests import REJECTED, RequestTable
 from optimizer.sim.schedule import ScheduledEvent
@@ -61,12 +62,15 @@ class Simulator:
         telemetry: TelemetryModel | None = None,
         breakers: BreakerConfig | None = None,
         stale_after_s: float | None = None,
+        deciders: Deciders | None = None,
     ) -> None:
         """`telemetry`: policies see node state as the live engine does, through samples
         taken as that model says (`optimizer.sim.telemetry`); None: the exact state.
         `breakers`: per-node circuit breakers as the live engine runs them, fed with this
         run's outcomes on its clock (None: none); `stale_after_s`: leave out nodes whose
-        sample is older, as the live engine does (needs `telemetry`; None: never)."""
+        sample is older, as the live engine does (needs `telemetry`; None: never).
+        `deciders`: which of several deciders places each request, each with its own view
+        unless shared (`optimizer.sim.deciders`; needs `telemetry`; None: one decider)."""
         self.topology = topology
         self.policy = policy
         self.requests = requests
@@ -83,7 +87,13 @@ class Simulator:
             SimNode(i, self.fleet, self.dynamic, self.prefix.cache_of(i), self.table, self._wake)
             for i in range(self.fleet.size)
         ]
-        self.telemetry = telemetry.start(self.fleet) if telemetry is not None else None
+        if deciders is not None and telemetry is None:
+            raise ValueError("several deciders need a telemetry model (--telemetry-interval)")
+        if deciders is not None and len(deciders.of) != len(requests):
+            raise ValueError(f"{len(deciders.of)} deciders assigned to {len(requests)} requests")
+        self.deciders = deciders
+        views = deciders.views if deciders is not None else 1
+        self.telemetry = telemetry.start(self.fleet, views) if telemetry is not None else None
         self.breakers = BreakerBoard(breakers, clock=self._clock) if breakers else None
         if self.breakers is not None:
             self.table.on_outcome = self._outcome
@@ -120,16 +130,23 @@ class Simulator:
         assert self.breakers is not None
         self.breakers.record(self.fleet.names[self.table.node[rid]], ok)
 
-    def _state(self) -> tuple[np.ndarray, PrefixIndex, LiveState | None]:
-        """What policies see: the exact state, or the telemetry model's live state."""
+    def _live(self, rid: int) -> LiveState:
+        """The live state of the decider that places request `rid` (there is a telemetry model)."""
+        assert self.telemetry is not None
+        if self.deciders is None:
+            return self.telemetry.live
+        return self.telemetry.views[self.deciders.view_of(rid)]
+
+    def _state(self, rid: int) -> tuple[np.ndarray, PrefixIndex, LiveState | None]:
+        """What the policy placing `rid` sees: the exact state, or its decider's live state."""
         if self.telemetry is not None:
-            live = self.telemetry.live
+            live = self._live(rid)
             return live.dynamic, live.prefix, live
         return self.dynamic, self.prefix, None
 
     def place(self, rid: int, now: float) -> None:
         """Choose a node for request `rid` with the pipeline and send it there, or reject it."""
-        dynamic, prefix, live = self._state()
+        dynamic, prefix, live = self._state(rid)
         choice = self.pipeline.decide(
             self.fleet, self.requests[rid], dynamic, prefix, self.policy, 1, live=live, now=now
         )
@@ -142,7 +159,7 @@ class Simulator:
     def candidates(self, rid: int) -> Candidates:
         """The nodes that may serve request `rid` as the policy sees them (the exact state,
         or the telemetry model's); when there are none the request is marked rejected."""
-        dynamic, prefix, live = self._state()
+        dynamic, prefix, live = self._state(rid)
         candidates, trip = self.pipeline.candidates(
             self.fleet, self.requests[rid], dynamic, prefix, live=live, now=self.now
         )
@@ -164,7 +181,7 @@ class Simulator:
         table = self.table
         node = self.nodes[node_index]
         if self.telemetry is not None:
-            self.telemetry.live.sent(node_index, table.model[rid], request.prefix_hashes)
+            self._live(rid).sent(node_index, table.model[rid], request.prefix_hashes)
         if self.breakers is not None:
             self.breakers.on_pick(node.name)
         site = self._site[node.index]

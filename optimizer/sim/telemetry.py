@@ -14,6 +14,8 @@ simulator feeds the same class the same way, so a policy decides on what a canar
   (`LOCUS_SNAPSHOT_REFRESH_SECONDS`, default 1 s). Until then policies see the older sample.
 - Between samples the engine counts its own sends as queued (LiveState), and its prefix index
   holds the prompts it sent, not the nodes' true caches; queued prompt tokens are unknown.
+- Several deciders (`optimizer.sim.deciders`): the feed keeps one LiveState per decider
+  (`views`), and every delivery reaches all of them at once.
 - With the staleness filter on (`--stale-after`), a down node's exporter does not answer, so
   its last sample ages until a scrape after its recovery; without it every node is sampled,
   as before, so reports without the flag are unchanged.
@@ -54,17 +56,21 @@ class TelemetryModel:
         if not 0 <= self.jitter < 1:
             raise ValueError(f"telemetry jitter must be in [0, 1), not {self.jitter}")
 
-    def start(self, fleet: Fleet) -> TelemetryFeed:
-        """The running feed of one simulation of `fleet`."""
-        return TelemetryFeed(self, fleet)
+    def start(self, fleet: Fleet, views: int = 1) -> TelemetryFeed:
+        """The running feed of one simulation of `fleet`, feeding `views` LiveStates."""
+        return TelemetryFeed(self, fleet, views)
 
 
 class TelemetryFeed:
-    """One run's scrapes in flight and the LiveState they feed."""
+    """One run's scrapes in flight and the LiveStates they feed (one per decider that keeps
+    its own; `live` is the first, the only one of a single decider)."""
 
-    def __init__(self, model: TelemetryModel, fleet: Fleet) -> None:
+    def __init__(self, model: TelemetryModel, fleet: Fleet, views: int = 1) -> None:
+        if views < 1:
+            raise ValueError(f"a telemetry feed needs at least one view, not {views}")
         self.model = model
-        self.live = LiveState(fleet)
+        self.views = [LiveState(fleet) for _ in range(views)]
+        self.live = self.views[0]
         self._rng = np.random.default_rng(model.seed)
         self._capacity = fleet.static[0][:, S_KV_CAPACITY]
         self._pending: dict[int, tuple[float, np.ndarray, np.ndarray | None]] = {}
@@ -94,7 +100,8 @@ class TelemetryFeed:
         """The samples of scrape `batch` reach the engine."""
         measured_at, values, answering = self._pending.pop(batch)
         usage = values[:, 2] / self._capacity
-        observe = self.live.observe
         for i, (queue, running) in enumerate(values[:, :2].tolist()):
             if answering is None or answering[i]:
-                observe(i, NodeSample(int(queue), int(running), float(usage[i]), measured_at))
+                sample = NodeSample(int(queue), int(running), float(usage[i]), measured_at)
+                for view in self.views:
+                    view.observe(i, sample)

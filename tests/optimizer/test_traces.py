@@ -42,6 +42,16 @@ def test_bad_jsonl_line_is_named(tmp_path: Path) -> None:
         load_trace(path)
 
 
+def test_a_jsonl_line_may_name_its_session_and_a_bad_one_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    line = '{"timestamp": 0, "input_length": 5, "output_length": 1%s}\n'
+    path.write_text(line % ', "session": "conv-7"' + line % "")
+    assert [r.session for r in load_trace(path)] == ["conv-7", None]
+    path.write_text(line % ', "session": 7')
+    with pytest.raises(InputFileError, match=r"t.jsonl:1: field 'session': expected a name"):
+        load_trace(path)
+
+
 def test_bad_csv_value_is_named(tmp_path: Path) -> None:
     path = tmp_path / "t.csv"
     path.write_text(

@@ -15,7 +15,7 @@ from tools.results.__main__ import main
 from tools.results.build import build, stale
 from tools.results.model import Report
 from tools.results.registry import PAGES, README_TABLE, TABLES
-from tools.results.render import comparison, decision_latency
+from tools.results.render import comparison, deciders, decision_latency
 
 
 def test_the_committed_results_are_what_the_reports_render_to() -> None:
@@ -98,3 +98,26 @@ def test_decision_latency_has_a_row_per_policy_and_decision_path() -> None:
     table = decision_latency([Report("f", {"kernel": {"random": figures}, "ref": {}})])
     assert "| random | kernel | 1.5 / 3.0 | 40.0 / 90.2 |" in table
     assert "| random | ref |  |  |" in table
+
+
+def _replay(k: int, shared: bool, seed: int, attainment: float) -> dict[str, Any]:
+    return {"fleet": "f", "utilisation": 0.9, "seed": seed, "policy": "p", "deciders": k,
+            "shared_view": shared, "slo_attainment": attainment, "ttft_mean_ms": 1000.0 * k,
+            "prefix_hit_rate": 0.1 / k}  # fmt: skip
+
+
+def test_the_deciders_table_averages_seeds_and_counts_points_from_one_decider() -> None:
+    runs = [
+        _replay(1, False, 0, 0.90),
+        _replay(1, False, 1, 0.80),
+        _replay(4, False, 0, 0.70),
+        _replay(4, False, 1, 0.60),
+        _replay(4, True, 0, 0.90),
+        _replay(4, True, 1, 0.80),
+    ]
+    table = deciders([Report("grid", {str(i): run for i, run in enumerate(runs)})])
+    rows = [line.split(" | ") for line in table.splitlines()[2:]]
+    # One decider's view is shared already: its row shows the same figures on both sides.
+    assert rows[0][3:9] == ["1", "2", "85.0%", "+0.0 pt", "85.0%", "+0.0 pt"]
+    assert rows[1][3:9] == ["4", "2", "65.0%", "-20.0 pt", "85.0%", "+0.0 pt"]
+    assert rows[1][9:12] == ["4,000", "4,000", "0.025"]

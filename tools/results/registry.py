@@ -6,7 +6,7 @@ the page."""
 from __future__ import annotations
 
 from tools.results.model import Page, Table
-from tools.results.render import calibration, comparison, decision_latency
+from tools.results.render import calibration, comparison, deciders, decision_latency
 
 PAGES = (
     Page(
@@ -22,6 +22,14 @@ PAGES = (
         "Decision speed",
         "What one placement decision costs the process that makes it "
         "(`python -m optimizer bench-decide`).",
+    ),
+    Page(
+        "deciders",
+        "Several deciders",
+        "What several deciders lose when each keeps its own view of its sends and prompt "
+        "placements between scrapes, against a shared view, replayed by the simulator "
+        "(`--deciders K [--shared-view]`; [what is lost without a shared view]"
+        "(../deploying.md#several-deciders-what-is-lost-without-a-shared-view)).",
     ),
     Page(
         "twin",
@@ -146,6 +154,27 @@ mkdir -p var/results docs/results/reports/calibration-known-truth
   --observations var/results/truth-obs.jsonl --out var/results/calibrated.yaml \\
   --report docs/results/reports/calibration-known-truth/fleet-demo-truth.json""",
         render=calibration,
+    ),
+    Table(
+        slug="deciders",
+        page="deciders",
+        title="K deciders, each with its own view or one shared",
+        about=(
+            "K deciders fed the same telemetry scrapes (10 s apart), requests dealt "
+            "round-robin (the Mooncake trace has no session ids), each decider counting only "
+            "its own sends and prompt placements between scrapes (own) or all of them (shared; "
+            "a shared view's publish delay is not modelled, so it replays as one decider). "
+            "The demo fleet and a generated 200-node fleet (`gen-fleet --nodes 200 --sites 20 "
+            "--seed 0`), the first 3,000 requests of the "
+            "Mooncake trace at 0.9 and 1.5 of each fleet's serving capacity; means over the "
+            "seeds. Attainment changes are in points from K = 1."
+        ),
+        script="""\
+mkdir -p docs/results/reports/deciders
+nice .venv/bin/python -m tools.deciders_grid --seeds 0,1,2 --limit 3000 \\
+  --utilisations 0.9,1.5 --telemetry-interval 10 --deciders 1,4,8 \\
+  --policies weighted-score,generalist --out docs/results/reports/deciders/grid.json""",
+        render=deciders,
     ),
 )
 

@@ -1,5 +1,6 @@
 """Markdown renderers of report files: policy comparisons (`python -m optimizer evaluate`),
-decision latency (`bench-decide --json`) and calibration (`python -m optimizer calibrate`)."""
+decision latency (`bench-decide --json`), calibration (`python -m optimizer calibrate`) and
+several deciders (`tools/deciders_grid.py`)."""
 
 from __future__ import annotations
 
@@ -184,3 +185,50 @@ def calibration(reports: Sequence[Report]) -> str:
 
 
 PROFILE_VALUES = ("prefill_tokens_per_s", "decode_step_ms", "decode_step_ms_per_seq")
+
+
+def _mean_of(group: Sequence[dict[str, Any]], field: str) -> float:
+    return fmean(r[field] for r in group)
+
+
+def _cell(group: Sequence[dict[str, Any]], field: str, fmt: str) -> str:
+    return format(_mean_of(group, field), fmt) if group else "–"
+
+
+def _points(group: Sequence[dict[str, Any]], base: Sequence[dict[str, Any]] | None) -> str:
+    """SLO attainment's change from one decider's, in points."""
+    if not group or not base:
+        return "–"
+    change = _mean_of(group, "slo_attainment") - _mean_of(base, "slo_attainment")
+    return f"{100 * change:+.1f} pt"
+
+
+def deciders_table(rows: Sequence[dict[str, Any]]) -> str:
+    """`tools/deciders_grid.py`'s replays as one row per fleet, utilisation, policy and K: the
+    means over the seeds, with K independent deciders ("own") and with a shared view."""
+    cells: dict[tuple[str, float, str, int, bool], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        key = (row["fleet"], row["utilisation"], row["policy"], row["deciders"])
+        cells[(*key, row["shared_view"])].append(row)
+    out = []
+    for fleet, util, policy, k in sorted({key[:4] for key in cells}):
+        own = cells[(fleet, util, policy, k, False)]
+        # One decider's view is shared already: its row is both.
+        shared = cells.get((fleet, util, policy, k, True)) or (own if k == 1 else [])
+        base = cells.get((fleet, util, policy, 1, False))
+        out.append(
+            [fleet, f"{util:g}", policy, str(k), str(len(own)),
+             _cell(own, "slo_attainment", ".1%"), _points(own, base),
+             _cell(shared, "slo_attainment", ".1%"), _points(shared, base),
+             _cell(own, "ttft_mean_ms", ",.0f"), _cell(shared, "ttft_mean_ms", ",.0f"),
+             _cell(own, "prefix_hit_rate", ".3f"), _cell(shared, "prefix_hit_rate", ".3f")]
+        )  # fmt: skip
+    header = ["fleet", "util.", "policy", "K", "seeds", "SLO att. own", "Δ own",
+              "SLO att. shared", "Δ shared", "TTFT mean own (ms)", "TTFT mean shared (ms)",
+              "hit rate own", "hit rate shared"]  # fmt: skip
+    return markdown_table(header, out)
+
+
+def deciders(reports: Sequence[Report]) -> str:
+    """The reports of `tools/deciders_grid.py` (each maps a replay's key to its figures)."""
+    return deciders_table([row for report in reports for row in report.data.values()])
