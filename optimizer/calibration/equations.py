@@ -36,9 +36,6 @@ class NormalEquations:
     # Per parameter, the rows that inform it (a non-zero coefficient): how much data there
     # is to pin it down (fit.solve holds a parameter with fewer than `min_rows`).
     support: np.ndarray
-    # AᵀA of the TTFT rows alone: what pins a prefill rate down without the decode rows,
-    # where it enters only through other requests' prefills stalling a decode.
-    ata_ttft: np.ndarray
     # Per profile, the TTFT rows left out because the replay put the request in a queue
     # (QUEUE_SHARE), and those kept.
     queued: np.ndarray

@@ -111,17 +111,6 @@ def _data_only_ci(
         return width
     sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     width[f] = Z_95 * sd / np.maximum(np.abs(step.z[f]), 1e-12)
-    # A prefill rate is pinned down by its queue-free TTFT rows or not at all (design.py).
-    n_p = len(eq.queued)
-    prefill = np.flatnonzero(f[:n_p])
-    if prefill.size:
-        mt = (eq.ata_ttft * np.outer(nominal, nominal))[np.ix_(prefill, prefill)]
-        mt_eps = EPSILON * max(float(np.mean(np.diag(m))), 1e-300)
-        cov_t = np.linalg.inv(mt + mt_eps * np.eye(len(mt))) * step.rss / dof
-        sd_t = np.sqrt(np.clip(np.diag(cov_t), 0.0, None))
-        width[prefill] = np.maximum(
-            width[prefill], Z_95 * sd_t / np.maximum(np.abs(step.z[prefill]), 1e-12)
-        )
     # Parameters held at their bound by the active set are determined by it, not by the data.
     width[free & (step.sd == 0)] = 0.0
     return width

@@ -47,6 +47,11 @@ from optimizer.topology_entries import Profile
 DEFAULT_MIN_SAMPLES = 50
 DEFAULT_MAX_ITERATIONS = 10
 DAMPING = 0.5
+# While iterating, a value moves when its interval is within ±EXPLORE_CI: far from the truth
+# the replay's errors are large and every interval wide, and the strict MAX_RELATIVE_CI would
+# hold everything at nominal on overloaded data, so the fit never got near the truth. What
+# the proposal moves is decided at the best iterate, strictly.
+EXPLORE_CI = 0.25
 PATIENCE = 3  # iterations without a better replay before stopping
 
 
@@ -176,13 +181,14 @@ def calibrate(
         progress(iterations / (max_iterations + 2), f"iteration {iterations}")
         eq = accumulate(fleet, result, observations, theta, layout, routes, fit)
         step = solve(
-            eq, nominal_theta, free, lower, min_rows=min_samples, max_relative_ci=MAX_RELATIVE_CI
+            eq, nominal_theta, free, lower, min_rows=min_samples, max_relative_ci=EXPLORE_CI
         )
         # A full first step, then half steps: the replay's waits and batch sizes respond to
         # the parameters, and a full step each time makes the weakly determined per-sequence
         # step and the fixed step trade places from one iterate to the next.
         new = theta + (1.0 if iterations == 1 else DAMPING) * (nominal_theta * step.z - theta)
-        change = float(np.max(np.abs(new / theta - 1.0)))
+        # Relative to the larger of the two: a per-sequence step may sit at its bound, 0.
+        change = float(np.max(np.abs(new - theta) / np.maximum(np.abs(theta), np.abs(new))))
         theta = new
         result = replay(with_parameters(fleet, theta, links), observations)
         score = mismatch(result, observations, fit)
@@ -192,23 +198,29 @@ def calibrate(
             stale += 1
         if change < tol or stale >= PATIENCE:
             break
-    # Values the best step did not identify go back to nominal exactly: the damped steps
-    # only drift toward it (fit.py, "Identifiability").
-    identified = (
-        best.step.identified if best.step is not None else np.zeros(layout.size, dtype=bool)
-    )
+    # The proposal moves only what the data at the best iterate pins down (fit.py,
+    # "Identifiability", at MAX_RELATIVE_CI); everything else goes back to nominal exactly.
+    assert step is not None and eq is not None  # max_iterations >= 1
+    report_step, report_eq = step, eq
+    identified = np.zeros(layout.size, dtype=bool)
+    if best.step is not None:
+        progress((max_iterations + 1) / (max_iterations + 2), "judging what the data pins down")
+        report_eq = accumulate(fleet, best.result, observations, best.theta, layout, routes, fit)
+        report_step = solve(
+            report_eq,
+            nominal_theta,
+            free,
+            lower,
+            min_rows=min_samples,
+            max_relative_ci=MAX_RELATIVE_CI,
+        )
+        identified = report_step.identified
+    else:  # the nominal replay stayed best: nothing moves
+        report_step = replace(step, identified=identified, agrees=np.zeros(layout.size, dtype=bool))
     theta = np.where(identified, best.theta, nominal_theta)
     result = best.result
     if not np.array_equal(theta, best.theta):
-        progress((max_iterations + 1) / (max_iterations + 2), "replaying the proposal")
         result = replay(with_parameters(fleet, theta, links), observations)
-    # Intervals come from the step that made the best iterate (or the last step when the
-    # nominal replay stayed best: nothing is then identified, and the values are nominal).
-    report_step = best.step or step
-    report_eq = best.eq or eq
-    assert report_step is not None and report_eq is not None  # max_iterations >= 1
-    if best.step is None:
-        report_step = replace(report_step, identified=identified)
     fitted_file = with_parameters(nominal, theta, links)
     # Values that did not move keep their nominal entries exactly (no float round trip).
     calibrated = rebuilt(
