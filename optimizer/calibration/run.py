@@ -200,23 +200,16 @@ def calibrate(
             break
     # The proposal moves only what the data at the best iterate pins down (fit.py,
     # "Identifiability", at MAX_RELATIVE_CI); everything else goes back to nominal exactly.
-    assert step is not None and eq is not None  # max_iterations >= 1
-    report_step, report_eq = step, eq
-    identified = np.zeros(layout.size, dtype=bool)
-    if best.step is not None:
-        progress((max_iterations + 1) / (max_iterations + 2), "judging what the data pins down")
-        report_eq = accumulate(fleet, best.result, observations, best.theta, layout, routes, fit)
-        report_step = solve(
-            report_eq,
-            nominal_theta,
-            free,
-            lower,
-            min_rows=min_samples,
-            max_relative_ci=MAX_RELATIVE_CI,
-        )
-        identified = report_step.identified
-    else:  # the nominal replay stayed best: nothing moves
-        report_step = replace(step, identified=identified, agrees=np.zeros(layout.size, dtype=bool))
+    progress((max_iterations + 1) / (max_iterations + 2), "judging what the data pins down")
+    report_eq = accumulate(fleet, best.result, observations, best.theta, layout, routes, fit)
+    report_step = solve(
+        report_eq, nominal_theta, free, lower, min_rows=min_samples, max_relative_ci=MAX_RELATIVE_CI
+    )
+    # When the nominal replay stayed best, nothing moves: a value the data there places away
+    # from nominal, which no iterate could make fit better, is not one it pins down.
+    identified = report_step.identified & (best.step is not None)
+    if best.step is None:
+        report_step = replace(report_step, identified=identified)
     theta = np.where(identified, best.theta, nominal_theta)
     result = best.result
     if not np.array_equal(theta, best.theta):

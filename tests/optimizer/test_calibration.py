@@ -127,7 +127,9 @@ def test_it_writes_a_complete_topology_that_keeps_unfitted_profiles(
 def test_observations_of_the_nominal_fleet_replay_exactly(tmp_path: Path) -> None:
     observations = tmp_path / "obs.jsonl"
     _simulate(observations, topology=FLEET_DEMO, limit=800)
-    assert _calibrate(tmp_path, observations) == 0
+    # Nothing to improve on the nominal fleet: the proposal is refused (exit 3), the report
+    # written.
+    assert _calibrate(tmp_path, observations) == 3
     before = json.loads((tmp_path / "report.json").read_text())["fidelity"]["before"]
     assert before["ttft"]["median_abs_rel_error"] < 1e-4
     assert before["e2e"]["p95_abs_rel_error"] < 1e-4
@@ -207,3 +209,37 @@ def test_link_rtts_are_fitted_on_request(
         if rtt["nominal"] >= 50:
             assert rtt["fitted"] == pytest.approx(rtt["nominal"], rel=0.05)
         assert rtt["samples"] == link["samples"] >= 50
+
+
+def test_a_proposal_without_improvement_is_not_written_without_override(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Observations of the nominal fleet itself: nothing to improve, so the verdict is
+    no_improvement, the command exits 3 with the report but no topology, and --override
+    writes it (docs/twin.md)."""
+    from optimizer.calibration.scenarios import Scenario, observe
+
+    heldout = FLEET_DEMO.parent / "heldout" / "gpu-poor-regional.yaml"
+    nominal = load_topology(heldout)
+    observations = tmp_path / "obs.jsonl"
+    observe(nominal, nominal, Scenario(str(AZURE), "spread", 0.6, 600), observations)
+    args = [
+        "calibrate",
+        "--topology",
+        str(heldout),
+        "--observations",
+        str(observations),
+        "--out",
+        str(tmp_path / "calibrated.yaml"),
+        "--report",
+        str(tmp_path / "report.json"),
+    ]
+    assert main(args) == 3
+    out = capsys.readouterr().out
+    assert "verdict: no_improvement" in out and "--override" in out
+    assert not (tmp_path / "calibrated.yaml").exists()
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["verdict"]["verdict"] == "no_improvement" and report["written"] is False
+    assert main([*args, "--override"]) == 0
+    assert load_topology(tmp_path / "calibrated.yaml").profiles == nominal.profiles
+    assert json.loads((tmp_path / "report.json").read_text())["written"] is True
