@@ -133,9 +133,11 @@ def test_a_proposal_without_improvement_takes_the_override(  # type: ignore[no-u
     # recorded (it then calibrated, checked the page and applied, which takes longer).
     form.get_by_label("Last hours").fill("0.01")
     form.get_by_label("Min samples per profile").fill("20")
+    earlier = page.request.get("/api/v1/calibration-runs").json()["count"]
     form.get_by_role("button", name="Start calibration").click()
-    run = page.get_by_test_id("calibration-runs").locator("tr[data-run]").first
-    expect(run).to_contain_text("succeeded", timeout=60_000)
+    rows = page.get_by_test_id("calibration-runs").locator("tr[data-run]")
+    expect(rows).to_have_count(earlier + 1)
+    expect(rows.first).to_contain_text("succeeded", timeout=60_000)
     detail = page.get_by_test_id("calibration-detail")
     expect(detail.get_by_test_id("verdict")).to_have_attribute("data-verdict", "no_improvement")
     apply = detail.get_by_role("button", name="Apply to inventory")
