@@ -149,6 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument(
         "--seed", type=argtypes.natural, default=0, help="seed for drawn sources/models"
     )
+    cal.add_argument(
+        "--override",
+        action="store_true",
+        help="write --out even when the proposal does not improve the held-out errors "
+        "(verdict no_improvement; docs/twin.md)",
+    )
     cal.set_defaults(func=cmd_calibrate)
 
     ev = commands.add_parser("evaluate", help="compare policies on the same arrivals")

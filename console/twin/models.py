@@ -43,13 +43,19 @@ class CalibrationRun(models.Model):
 
 
 class ProposalDecision(models.Model):
-    """The audit entry of applying or discarding a run's proposal: who, when, why, and the
-    profile values it changed (empty when discarded)."""
+    """The audit entry of applying or discarding a run's proposal: who, when, why, whether it
+    overrode a 'no improvement' verdict, and the profile values it changed (empty when
+    discarded)."""
 
     run = models.ForeignKey(CalibrationRun, on_delete=models.CASCADE, related_name="decisions")
     action = models.CharField(max_length=16, choices=ProposalState.choices)
     actor = models.CharField(max_length=150, help_text=_WHO)
     reason = models.CharField(max_length=1000)
+    override = models.BooleanField(
+        default=False,
+        help_text="Applied over the verdict 'no_improvement': the proposal did not improve the "
+        "held-out errors, and the actor chose to apply it anyway (docs/twin.md).",
+    )
     changes = models.JSONField(default=list, blank=True)
     at = models.DateTimeField(auto_now_add=True)
 

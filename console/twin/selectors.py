@@ -8,6 +8,7 @@ from typing import Any
 
 from console.placement.models import DecisionRecord
 from console.twin.models import CalibrationRun
+from optimizer.calibration.holdout import IMPROVED, NO_IMPROVEMENT
 from optimizer.observations import observation_record
 
 # Rows fetched per round trip: a server-side cursor on PostgreSQL (`iterator`), so memory
@@ -86,6 +87,21 @@ def proposal_changes(run: CalibrationRun) -> list[dict[str, Any]]:
                 }
             )
     return changes
+
+
+def proposal_verdict(run: CalibrationRun) -> dict[str, Any]:
+    """The run's verdict on its proposal (optimizer/calibration/holdout.py). A report from
+    before the held-out verdict existed has none: nothing shows the proposal helps, so it
+    reads as 'no_improvement' and applying it takes an override."""
+    verdict = run.report.get("verdict") if isinstance(run.report, dict) else None
+    if isinstance(verdict, dict) and verdict.get("verdict") in (IMPROVED, NO_IMPROVEMENT):
+        return verdict
+    return {
+        "verdict": NO_IMPROVEMENT,
+        "reason": "the run has no held-out verdict (calibrated before the twin held data out)",
+        "worse": [],
+        "held_out": 0,
+    }
 
 
 def calibration_runs() -> Any:

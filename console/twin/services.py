@@ -17,8 +17,14 @@ from console.inventory.models import Profile
 from console.inventory.services import inventory_write
 from console.twin.choices import ProposalState, RunStatus
 from console.twin.models import CalibrationRun, ProposalDecision
-from console.twin.selectors import PROFILE_FIELDS, observation_records, proposal_changes
+from console.twin.selectors import (
+    PROFILE_FIELDS,
+    observation_records,
+    proposal_changes,
+    proposal_verdict,
+)
 from console.twin.tasks import run_calibration
+from optimizer.calibration.holdout import IMPROVED
 from optimizer.observations import write_observations
 from optimizer.topology import Topology
 from optimizer.topology_files import parse_topology
@@ -50,14 +56,29 @@ def _pending(run: CalibrationRun) -> None:
         )
 
 
-def proposal_apply(*, run: CalibrationRun, actor: Identity, reason: str) -> ProposalDecision:
+def proposal_apply(
+    *, run: CalibrationRun, actor: Identity, reason: str, override: bool = False
+) -> ProposalDecision:
     """Set the inventory's profiles to the run's fitted values, through the inventory's own
     write path (the whole inventory is checked as a topology, and the revision moves so every
     decision engine picks the new speeds up), and audit it. Refused (409) when the proposal is
-    not pending or when a profile changed since the run measured it."""
+    not pending, when its verdict is 'no_improvement' and `override` is not set (the audit
+    entry of an override records it), or when a profile changed since the run measured it."""
     with inventory_write():
         run = CalibrationRun.objects.select_for_update().get(pk=run.pk)
         _pending(run)
+        verdict = proposal_verdict(run)
+        overriding = verdict["verdict"] != IMPROVED
+        if overriding and not override:
+            raise ApplicationError(
+                f"Calibration run {run.pk}'s proposal does not improve the held-out errors "
+                f"({verdict['reason']}); apply it with override: true and a reason, or "
+                "discard it.",
+                status_code=409,
+                errors={
+                    "override": ["Required to apply a proposal whose verdict is no_improvement."]
+                },
+            )
         changes = proposal_changes(run)
         profiles = {
             (p.model.name, p.accelerator.name): p
@@ -81,7 +102,7 @@ def proposal_apply(*, run: CalibrationRun, actor: Identity, reason: str) -> Prop
             touched[(change["model"], change["accelerator"])] = profile
         for profile in touched.values():
             profile.save(update_fields=list(PROFILE_FIELDS))
-        return _decide(run, ProposalState.APPLIED, actor, reason, changes)
+        return _decide(run, ProposalState.APPLIED, actor, reason, changes, override=overriding)
 
 
 def proposal_discard(*, run: CalibrationRun, actor: Identity, reason: str) -> ProposalDecision:
@@ -98,11 +119,18 @@ def _decide(
     actor: Identity,
     reason: str,
     changes: list[dict[str, Any]],
+    *,
+    override: bool = False,
 ) -> ProposalDecision:
     run.proposal = action
     run.save(update_fields=["proposal"])
     return ProposalDecision.objects.create(
-        run=run, action=action, actor=actor.name, reason=reason, changes=changes
+        run=run,
+        action=action,
+        actor=actor.name,
+        reason=reason,
+        changes=changes,
+        override=override,
     )
 
 

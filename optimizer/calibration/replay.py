@@ -72,23 +72,31 @@ def _errors(simulated: np.ndarray, observed: np.ndarray) -> dict[str, float]:
     }
 
 
-def fidelity(result: SimResult, observations: Observations) -> dict[str, Any]:
+def fidelity(
+    result: SimResult, observations: Observations, among: np.ndarray | None = None
+) -> dict[str, Any]:
     """Median and p95 absolute relative error of per-request TTFT and E2E, over the measured
-    requests with a positive latency (docs/contracts.md §5)."""
+    requests with a positive latency (docs/contracts.md §5), of those in `among` if given."""
     ttft, e2e = predicted(result)
     use = observations.measured & (observations.ttft_s > 0)
+    if among is not None:
+        use &= among
     return {
         "ttft": _errors(ttft[use], observations.ttft_s[use]),
         "e2e": _errors(e2e[use], observations.e2e_s[use]),
     }
 
 
-def mismatch(result: SimResult, observations: Observations) -> float:
-    """Mean absolute relative error of TTFT plus that of E2E: what a calibration step must
-    lower to be accepted (means, not the medians of `fidelity`, so that a step improving only
-    the tail still counts)."""
+def mismatch(
+    result: SimResult, observations: Observations, among: np.ndarray | None = None
+) -> float:
+    """Mean absolute relative error of TTFT plus that of E2E (of the requests in `among` if
+    given): what a calibration step must lower to be accepted (means, not the medians of
+    `fidelity`, so that a step improving only the tail still counts)."""
     ttft, e2e = predicted(result)
     use = observations.measured & (observations.ttft_s > 0)
+    if among is not None:
+        use &= among
     total = 0.0
     for sim, obs in ((ttft[use], observations.ttft_s[use]), (e2e[use], observations.e2e_s[use])):
         rel = np.abs(sim - obs) / obs

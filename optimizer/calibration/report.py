@@ -7,11 +7,42 @@ from typing import Any
 
 import numpy as np
 
+from optimizer.calibration.equations import NormalEquations
 from optimizer.calibration.fit import Step, interval
 from optimizer.observations import Observations
 from optimizer.topology import Topology
 
 PAIRS_IN_REPORT = 400  # sampled (observed, predicted) TTFT pairs for the dashboard's plot
+# A profile's values in θ's order (design.Layout): x, s, c.
+PROFILE_VALUES = ("prefill_tokens_per_s", "decode_step_ms", "decode_step_ms_per_seq")
+
+
+def _identifiability(
+    step: Step | None, eq: NormalEquations | None, j: int, spread: float | None
+) -> dict[str, Any]:
+    """How much data pins θ[j] down: the rows informing it, the relative half-width of its 95%
+    interval from the data alone (fit.py; null: the data leaves it open), and the spread of
+    what separates it from its neighbours (null for a link)."""
+    rows = 0 if eq is None else int(eq.support[j])
+    width = None if step is None else float(step.relative_ci[j])
+    return {
+        "rows": rows,
+        "relative_ci": round(width, 6) if width is not None and np.isfinite(width) else None,
+        "spread": None if spread is None else round(spread, 4),
+    }
+
+
+def _status(enough: bool, step: Step | None, j: int) -> str:
+    """fitted: moved to what the data pins down; agrees_with_nominal: pinned down, and its
+    interval holds nominal, so it is kept; not_identifiable: enough requests, but they do
+    not pin it down, so it is kept; insufficient_data: too few requests, kept."""
+    if not enough:
+        return "insufficient_data"
+    if step is not None and step.identified[j]:
+        return "fitted"
+    if step is not None and step.agrees[j]:
+        return "agrees_with_nominal"
+    return "not_identifiable"
 
 
 def _value(
@@ -37,42 +68,60 @@ def profile_entries(
     fleet: Topology,
     calibrated: Topology,
     step: Step | None,
+    eq: NormalEquations | None,
     samples: np.ndarray,
     fitted: np.ndarray,
-    mean_batch: np.ndarray,
 ) -> list[dict[str, Any]]:
+    """Per profile its status, samples, mean decode batch, queue-free share of its TTFT rows,
+    and per value (PROFILE_VALUES) nominal, fitted, interval, status and identifiability."""
     n = len(fleet.profiles)
+    mean_batch = np.zeros(n) if eq is None else eq.mean_batch()
+    prompt_cv, batch_cv = (np.zeros(n), np.zeros(n)) if eq is None else eq.spread()
     entries = []
     for i, (old, new) in enumerate(zip(fleet.profiles, calibrated.profiles, strict=True)):
-        use = step if fitted[i] else None
         count = int(samples[i])
-
-        def zsd(j: int, use: Step | None = use) -> tuple[float, float] | None:
-            return None if use is None else (float(use.z[j]), float(use.sd[j]))
-
+        values: dict[str, Any] = {}
+        for name, j, spread in zip(
+            PROFILE_VALUES,
+            (i, n + i, 2 * n + i),
+            (prompt_cv[i], batch_cv[i], batch_cv[i]),
+            strict=True,
+        ):
+            use = step is not None and fitted[i] and bool(step.identified[j] or step.agrees[j])
+            zsd = (float(step.z[j]), float(step.sd[j])) if use and step is not None else None
+            entry = _value(
+                getattr(old, name), getattr(new, name), zsd, count, name == PROFILE_VALUES[0]
+            )
+            entry["status"] = _status(bool(fitted[i]), step, j)
+            entry["identifiability"] = _identifiability(
+                step if fitted[i] else None, eq, j, float(spread)
+            )
+            values[name] = entry
+        statuses = {v["status"] for v in values.values()}
+        queued = 0 if eq is None else int(eq.queued[i])
+        free = 0 if eq is None else int(eq.queue_free[i])
         entries.append(
             {
                 "model": old.model,
                 "accelerator": old.accelerator,
-                "status": "fitted" if use is not None else "insufficient_data",
+                # fitted: some value moved; not_identifiable: enough requests, but none of
+                # its values is pinned down by them; insufficient_data: too few requests.
+                "status": "fitted"
+                if "fitted" in statuses
+                else (
+                    "insufficient_data"
+                    if not fitted[i]
+                    else statuses.pop()
+                    if len(statuses) == 1
+                    else "not_identifiable"
+                ),
                 "samples": count,
                 # The decode terms are measured around this batch size: step + per_seq * batch
                 # is well determined there even when per_seq alone is not (docs/twin.md).
                 "mean_decode_batch": round(float(mean_batch[i]), 3),
-                "values": {
-                    "prefill_tokens_per_s": _value(
-                        old.prefill_tokens_per_s, new.prefill_tokens_per_s, zsd(i), count, True
-                    ),
-                    "decode_step_ms": _value(
-                        old.decode_step_ms, new.decode_step_ms, zsd(n + i), count
-                    ),
-                    "decode_step_ms_per_seq": _value(
-                        old.decode_step_ms_per_seq,
-                        new.decode_step_ms_per_seq,
-                        zsd(2 * n + i),
-                        count,
-                    ),
-                },
+                # TTFT rows kept as queue-free (design.QUEUE_SHARE) and left out as queued.
+                "ttft_rows": {"queue_free": free, "queued": queued},
+                "values": values,
             }
         )
     return entries
@@ -96,13 +145,17 @@ def link_entries(
             if j is None or step is None
             else (float(step.z[base + j]), float(step.sd[base + j]))
         )
+        if j is not None and step is not None:
+            status = _status(True, step, base + j)
+            if status == "not_identifiable":
+                zsd = None
+        else:
+            status = "insufficient_data" if samples[i] < min_samples else "not_fitted"
         entries.append(
             {
                 "a": old.a,
                 "b": old.b,
-                "status": "fitted"
-                if zsd is not None
-                else ("insufficient_data" if samples[i] < min_samples else "not_fitted"),
+                "status": status,
                 "samples": int(samples[i]),
                 "values": {"rtt_ms": _value(old.rtt_ms, new.rtt_ms, zsd, int(samples[i]))},
             }
@@ -111,10 +164,11 @@ def link_entries(
 
 
 def ttft_pairs(
-    observations: Observations, before: np.ndarray, after: np.ndarray
+    observations: Observations, before: np.ndarray, after: np.ndarray, among: np.ndarray
 ) -> list[list[float]]:
-    """Up to PAIRS_IN_REPORT [observed, before, after] TTFTs in ms, evenly over the requests."""
-    use = np.flatnonzero(observations.measured & np.isfinite(before) & np.isfinite(after))
+    """Up to PAIRS_IN_REPORT [observed, before, after] TTFTs in ms, evenly over the requests
+    in `among` (the held-out ones: the plot shows what the fit did not see)."""
+    use = np.flatnonzero(observations.measured & among & np.isfinite(before) & np.isfinite(after))
     if use.size > PAIRS_IN_REPORT:
         use = use[np.linspace(0, use.size - 1, PAIRS_IN_REPORT).astype(np.int64)]
     return [

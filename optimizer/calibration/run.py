@@ -1,29 +1,29 @@
 """`calibrate`: fit a topology's profiles (and link RTTs) to observations, with a report.
 
-Iterate: replay the observations on their recorded nodes with the current parameters, read
-the linear system off the replay (`design`), solve it (`fit`), move toward the solution (a
-damped step), until the parameters move by less than `tol` or PATIENCE iterates in a row
-bring no better replay. The iterate whose replay matches the observations best (mean
-relative error of TTFT plus E2E, `replay.mismatch`) is the result, so the calibrated fleet is
-never worse than the nominal one on the data it was fitted to.
+The first FIT_SHARE of the measured requests (by arrival) are fitted, the rest held out to
+judge the proposal (`holdout`). Iterate: replay the observations on their recorded nodes with
+the current parameters, read the linear system off the replay over the fitted requests
+(`design`: queue-dominated TTFT rows left out), solve it for the values the data identifies
+(`fit`), move toward the solution (a damped step), until the parameters move by less than
+`tol` or PATIENCE iterates in a row bring no better replay. The iterate whose replay matches
+the fitted requests best (mean relative error of TTFT plus E2E, `replay.mismatch`) is the
+result, with every value its step did not identify put back to nominal. The report's verdict
+says whether it beats the nominal fleet on the held-out requests.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from optimizer.calibration.design import (
-    Layout,
-    Routes,
-    accumulate,
-    profile_of_request,
-)
-from optimizer.calibration.fit import MIN_RATIO, Step, solve
+from optimizer.calibration.design import Routes, accumulate, profile_of_request
+from optimizer.calibration.equations import Layout, NormalEquations
+from optimizer.calibration.fit import MAX_RELATIVE_CI, MIN_RATIO, Step, solve
+from optimizer.calibration.holdout import FIT_SHARE, split, verdict
 from optimizer.calibration.replay import (
     all_active,
     fidelity,
@@ -32,15 +32,26 @@ from optimizer.calibration.replay import (
     rebuilt,
     replay,
 )
-from optimizer.calibration.report import link_entries, profile_entries, ttft_pairs
+from optimizer.calibration.report import (
+    PROFILE_VALUES,
+    link_entries,
+    profile_entries,
+    ttft_pairs,
+)
 from optimizer.errors import InputFileError
 from optimizer.observations import Observations
 from optimizer.sim.engine import SimResult
 from optimizer.topology import Topology
+from optimizer.topology_entries import Profile
 
 DEFAULT_MIN_SAMPLES = 50
 DEFAULT_MAX_ITERATIONS = 10
 DAMPING = 0.5
+# While iterating, a value moves when its interval is within ±EXPLORE_CI: far from the truth
+# the replay's errors are large and every interval wide, and the strict MAX_RELATIVE_CI would
+# hold everything at nominal on overloaded data, so the fit never got near the truth. What
+# the proposal moves is decided at the best iterate, strictly.
+EXPLORE_CI = 0.25
 PATIENCE = 3  # iterations without a better replay before stopping
 
 
@@ -89,18 +100,28 @@ def with_parameters(topology: Topology, theta: np.ndarray, links: tuple[int, ...
     return rebuilt(topology, profiles=profiles, links=tuple(new_links))
 
 
-def _link_samples(topology: Topology, observations: Observations) -> np.ndarray:
+def _link_samples(topology: Topology, observations: Observations, fit: np.ndarray) -> np.ndarray:
     index = {frozenset((lk.a, lk.b)): i for i, lk in enumerate(topology.links)}
     counts = np.zeros(len(topology.links), dtype=np.int64)
-    for request, node, measured in zip(
-        observations.requests, observations.node, observations.measured, strict=True
-    ):
+    for request, node, measured in zip(observations.requests, observations.node, fit, strict=True):
         if node is None or not measured:
             continue
         site = topology.node_by_name[node].site
         if site != request.source_site:
             counts[index[frozenset((request.source_site, site))]] += 1
     return counts
+
+
+@dataclass
+class _Iterate:
+    """One iterate of the fit: its score on the fitted requests, θ, its replay, and the step
+    and equations that led to it (None for the nominal start)."""
+
+    score: float
+    theta: np.ndarray
+    result: SimResult
+    step: Step | None = None
+    eq: NormalEquations | None = None
 
 
 def calibrate(
@@ -111,18 +132,21 @@ def calibrate(
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     tol: float = 1e-3,
     fit_links: bool = False,
+    fit_share: float = FIT_SHARE,
     progress: Callable[[float, str], None] = lambda fraction, message: None,
 ) -> CalibrationResult:
-    """Fit `nominal` to `observations`; raise NotEnoughData naming the profiles that could not
-    be fitted when none could."""
+    """Fit `nominal` to the first `fit_share` of `observations` and judge the proposal on the
+    rest (`holdout`); raise NotEnoughData naming the profiles that could not be fitted when
+    none could."""
     started = time.perf_counter()
     fleet = all_active(nominal)
     profile_of = profile_of_request(fleet, observations)
-    measured = observations.measured
+    fit = split(observations, fit_share)
+    held_out = observations.measured & ~fit
     profile_samples = np.bincount(
-        profile_of[measured & (profile_of >= 0)], minlength=len(fleet.profiles)
+        profile_of[fit & (profile_of >= 0)], minlength=len(fleet.profiles)
     )
-    link_samples = _link_samples(fleet, observations)
+    link_samples = _link_samples(fleet, observations, fit)
     # Link RTTs are fitted only on request (docs/twin.md): an RTT and a queue wait both add to
     # TTFT, and early iterates, whose waits are too short, push the difference into RTTs.
     links = tuple(int(i) for i in np.flatnonzero(link_samples >= min_samples)) if fit_links else ()
@@ -134,7 +158,7 @@ def calibrate(
             observations.path,
             [
                 f"{observations.path}: too little data to calibrate: no profile has "
-                f"{min_samples} measured requests ("
+                f"{min_samples} measured requests to fit ("
                 + ", ".join(f"{labels[i]}: {profile_samples[i]}" for i in range(len(labels)))
                 + "); nothing was changed"
             ],
@@ -146,64 +170,92 @@ def calibrate(
     routes = Routes(fleet, observations, layout)
 
     theta = nominal_theta.copy()
-    result = replay(fleet, observations)
-    before = fidelity(result, observations)
-    before_ttft = predicted(result)[0]
-    best: tuple[float, np.ndarray, SimResult, Step | None, np.ndarray] = (
-        mismatch(result, observations),
-        theta,
-        result,
-        None,
-        np.zeros(layout.profiles),
-    )
+    start = replay(fleet, observations)
+    before_ttft = predicted(start)[0]
+    best = _Iterate(mismatch(start, observations, fit), theta, start)
+    result = start
     step: Step | None = None
+    eq: NormalEquations | None = None
     iterations = stale = 0
     for iterations in range(1, max_iterations + 1):
-        progress(iterations / (max_iterations + 1), f"iteration {iterations}")
-        eq = accumulate(fleet, result, observations, theta, layout, routes)
-        step = solve(eq, nominal_theta, free, lower)
+        progress(iterations / (max_iterations + 2), f"iteration {iterations}")
+        eq = accumulate(fleet, result, observations, theta, layout, routes, fit)
+        step = solve(
+            eq, nominal_theta, free, lower, min_rows=min_samples, max_relative_ci=EXPLORE_CI
+        )
         # A full first step, then half steps: the replay's waits and batch sizes respond to
         # the parameters, and a full step each time makes the weakly determined per-sequence
         # step and the fixed step trade places from one iterate to the next.
         new = theta + (1.0 if iterations == 1 else DAMPING) * (nominal_theta * step.z - theta)
-        change = float(np.max(np.abs(new / theta - 1.0)))
+        # Relative to the larger of the two: a per-sequence step may sit at its bound, 0.
+        change = float(np.max(np.abs(new - theta) / np.maximum(np.abs(theta), np.abs(new))))
         theta = new
         result = replay(with_parameters(fleet, theta, links), observations)
-        score = mismatch(result, observations)
-        if score < best[0]:
-            best, stale = (score, theta, result, step, eq.mean_batch()), 0
+        score = mismatch(result, observations, fit)
+        if score < best.score:
+            best, stale = _Iterate(score, theta, result, step, eq), 0
         else:
             stale += 1
         if change < tol or stale >= PATIENCE:
             break
-    _, theta, result, best_step, mean_batch = best
-    after = fidelity(result, observations)
-    # Intervals come from the step that made the best iterate (or the last step when the
-    # nominal replay stayed best: the values are then the nominal ones).
-    best_step = best_step or step
+    # The proposal moves only what the data at the best iterate pins down (fit.py,
+    # "Identifiability", at MAX_RELATIVE_CI); everything else goes back to nominal exactly.
+    progress((max_iterations + 1) / (max_iterations + 2), "judging what the data pins down")
+    report_eq = accumulate(fleet, best.result, observations, best.theta, layout, routes, fit)
+    report_step = solve(
+        report_eq, nominal_theta, free, lower, min_rows=min_samples, max_relative_ci=MAX_RELATIVE_CI
+    )
+    # When the nominal replay stayed best, nothing moves: a value the data there places away
+    # from nominal, which no iterate could make fit better, is not one it pins down.
+    identified = report_step.identified & (best.step is not None)
+    if best.step is None:
+        report_step = replace(report_step, identified=identified)
+    theta = np.where(identified, best.theta, nominal_theta)
+    result = best.result
+    if not np.array_equal(theta, best.theta):
+        result = replay(with_parameters(fleet, theta, links), observations)
     fitted_file = with_parameters(nominal, theta, links)
-    # Profiles without enough data keep their nominal entries exactly (no float round trip).
+    # Values that did not move keep their nominal entries exactly (no float round trip).
     calibrated = rebuilt(
         fitted_file,
         profiles=tuple(
-            new if fitted_profiles[i] else old
+            kept(old, new, identified, i, layout.profiles)
             for i, (old, new) in enumerate(zip(nominal.profiles, fitted_file.profiles, strict=True))
         ),
     )
+    before = fidelity(start, observations, held_out)
+    after = fidelity(result, observations, held_out)
     report = {
         "observations": observations.path,
         "requests": len(observations),
-        "measured": int(measured.sum()),
+        "measured": int(observations.measured.sum()),
+        "fitted_requests": int(fit.sum()),
+        "held_out_requests": int(held_out.sum()),
         "min_samples": min_samples,
         "iterations": iterations,
         "profiles": profile_entries(
-            fleet, calibrated, best_step, profile_samples, fitted_profiles, mean_batch
+            fleet, calibrated, report_step, report_eq, profile_samples, fitted_profiles
         ),
-        "links": link_entries(fleet, calibrated, best_step, links, link_samples, min_samples),
+        "links": link_entries(fleet, calibrated, report_step, links, link_samples, min_samples),
         "unfitted_profiles": [labels[i] for i in np.flatnonzero(~fitted_profiles)],
         "fidelity": {"before": before, "after": after},
-        "ttft_pairs": ttft_pairs(observations, before_ttft, predicted(result)[0]),
+        "fidelity_in_sample": {
+            "before": fidelity(start, observations, fit),
+            "after": fidelity(result, observations, fit),
+        },
+        "verdict": verdict(before, after, int(held_out.sum())),
+        "ttft_pairs": ttft_pairs(observations, before_ttft, predicted(result)[0], held_out),
         "wall_seconds": time.perf_counter() - started,
     }
     progress(1.0, "done")
     return CalibrationResult(topology=calibrated, report=report)
+
+
+def kept(old: Profile, new: Profile, identified: np.ndarray, i: int, n: int) -> Profile:
+    """Profile i with its identified values from `new` and the rest exactly as in `old`."""
+    update = {
+        name: getattr(new, name)
+        for name, j in zip(PROFILE_VALUES, (i, n + i, 2 * n + i), strict=True)
+        if identified[j]
+    }
+    return old.model_copy(update=update) if update else old

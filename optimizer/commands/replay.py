@@ -178,22 +178,33 @@ def _write_observations(path: Path, result: SimResult, topology: Topology) -> No
         raise InputFileError(str(path), [f"{path}: cannot write: {exc.strerror}"]) from exc
 
 
+# `calibrate`'s exit status when the proposal is refused (verdict no_improvement, no
+# --override): the report is written, the calibrated topology is not.
+NO_IMPROVEMENT_EXIT = 3
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from optimizer.calibration import calibrate
+    from optimizer.calibration.holdout import IMPROVED
 
     nominal = load_topology(args.topology)
     observations = load_observations(args.observations, nominal, seed=args.seed)
     result = calibrate(
         nominal, observations, min_samples=args.min_samples, fit_links=args.fit_links
     )
+    verdict = result.report["verdict"]
+    refused = verdict["verdict"] != IMPROVED and not args.override
+    result.report["written"] = not refused
     out = Path(args.out)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(dump_topology(result.topology), encoding="utf-8")
-    except OSError as exc:
-        raise InputFileError(str(out), [f"{out}: cannot write: {exc.strerror}"]) from exc
+    if not refused:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(dump_topology(result.topology), encoding="utf-8")
+        except OSError as exc:
+            raise InputFileError(str(out), [f"{out}: cannot write: {exc.strerror}"]) from exc
     write_json(Path(args.report), result.report)
     fid = result.report["fidelity"]
+    print(f"held out: the last {result.report['held_out_requests']} measured requests")
     for when in ("before", "after"):
         print(
             f"{when:<7} TTFT median/p95 error {fid[when]['ttft']['median_abs_rel_error']:.1%}"
@@ -204,6 +215,21 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     unfitted = result.report["unfitted_profiles"]
     if unfitted:
         print(f"kept nominal (too little data): {', '.join(unfitted)}")
+    unpinned = [
+        f"{p['model']}@{p['accelerator']}.{name}"
+        for p in result.report["profiles"]
+        for name, value in p["values"].items()
+        if value["status"] == "not_identifiable"
+    ]
+    if unpinned:
+        print(f"kept nominal (not identifiable): {', '.join(unpinned)}")
+    print(f"verdict: {verdict['verdict']} ({verdict['reason']})")
+    if refused:
+        print(
+            f"not written: {out} (the proposal does not improve the held-out errors; "
+            f"--override writes it anyway); wrote {args.report}"
+        )
+        return NO_IMPROVEMENT_EXIT
     print(f"wrote {out} and {args.report}")
     return 0
 

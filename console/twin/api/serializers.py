@@ -10,8 +10,9 @@ from django.conf import settings
 from rest_framework import serializers
 
 from console.api.fields import StrictFloatField
+from console.twin.choices import RunStatus
 from console.twin.models import CalibrationRun, ProposalDecision
-from console.twin.selectors import proposal_changes
+from console.twin.selectors import proposal_changes, proposal_verdict
 
 # RFC 3339 §5.6 `date-time` (fractions of up to 9 digits; `fromisoformat` keeps 6).
 RFC_3339 = re.compile(
@@ -90,15 +91,38 @@ class ProposalDecisionRequestSerializer(serializers.Serializer):  # type: ignore
         return value
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON true or false only: `"true"`, `1` and `"yes"` are refused, so an override is
+    never given by accident."""
+
+    default_error_messages = {"invalid": "Must be true or false (a JSON boolean)."}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+class ProposalApplyRequestSerializer(ProposalDecisionRequestSerializer):
+    """Applying: a reason, and `override: true` to apply a proposal whose verdict is
+    'no_improvement' (recorded in the audit entry)."""
+
+    override = StrictBooleanField(required=False, default=False)
+
+
 class ProposalDecisionSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
     class Meta:
         model = ProposalDecision
-        fields = ["id", "run", "action", "actor", "reason", "changes", "at"]
+        fields = ["id", "run", "action", "actor", "reason", "override", "changes", "at"]
 
 
 class CalibrationRunSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
     changes = serializers.SerializerMethodField(
         help_text="The profile values the proposal would set (nominal, fitted, interval)."
+    )
+    verdict = serializers.SerializerMethodField(
+        help_text="Whether the proposal improves the held-out errors: verdict (improved or "
+        "no_improvement), reason, the metrics that got worse, held-out requests."
     )
     decisions = ProposalDecisionSerializer(many=True, read_only=True)
 
@@ -115,6 +139,7 @@ class CalibrationRunSerializer(serializers.ModelSerializer):  # type: ignore[typ
             "error",
             "observations",
             "proposal",
+            "verdict",
             "changes",
             "report",
             "requested_by_name",
@@ -125,3 +150,6 @@ class CalibrationRunSerializer(serializers.ModelSerializer):  # type: ignore[typ
 
     def get_changes(self, run: CalibrationRun) -> list[dict[str, Any]]:
         return proposal_changes(run)
+
+    def get_verdict(self, run: CalibrationRun) -> dict[str, Any] | None:
+        return proposal_verdict(run) if run.status == RunStatus.SUCCEEDED else None

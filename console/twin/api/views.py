@@ -127,13 +127,12 @@ class CalibrationRunViewSet(
         run.refresh_from_db()
         return Response(s.CalibrationRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(
-        request=s.ProposalDecisionRequestSerializer, responses=s.ProposalDecisionSerializer
-    )
+    @extend_schema(request=s.ProposalApplyRequestSerializer, responses=s.ProposalDecisionSerializer)
     @action(detail=True, methods=["post"])
     def apply(self, request: Request, pk: str) -> Response:
-        """Set the inventory's profiles to the proposal's fitted values (audited)."""
-        body = s.ProposalDecisionRequestSerializer(data=request.data)
+        """Set the inventory's profiles to the proposal's fitted values (audited). A proposal
+        whose verdict is 'no_improvement' takes `override: true` (409 without it)."""
+        body = s.ProposalApplyRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         decision = services.proposal_apply(
             run=self.get_object(), actor=_caller(request), **body.validated_data

@@ -106,8 +106,8 @@ export const listCalibrationRuns = () =>
 export const startCalibration = (body: { hours: number; min_samples?: number }) =>
   api.request<CalibrationRun>("/api/v1/calibration-runs", { method: "POST", body });
 
-export const decideProposal = (id: number, verb: "apply" | "discard", reason: string) =>
+export const decideProposal = (id: number, verb: "apply" | "discard", reason: string, override = false) =>
   api.request<ProposalDecision>(`/api/v1/calibration-runs/${id}/${verb}`, {
     method: "POST",
-    body: { reason },
+    body: verb === "apply" && override ? { reason, override: true } : { reason },
   });

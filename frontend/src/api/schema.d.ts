@@ -220,7 +220,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Set the inventory's profiles to the proposal's fitted values (audited). */
+        /**
+         * @description Set the inventory's profiles to the proposal's fitted values (audited). A proposal
+         *     whose verdict is 'no_improvement' takes `override: true` (409 without it).
+         */
         post: operations["v1_calibration_runs_apply_create"];
         delete?: never;
         options?: never;
@@ -1561,6 +1564,10 @@ export interface components {
             /** Format: int64 */
             observations?: number;
             proposal?: components["schemas"]["ProposalEnum"] | components["schemas"]["BlankEnum"];
+            /** @description Whether the proposal improves the held-out errors: verdict (improved or no_improvement), reason, the metrics that got worse, held-out requests. */
+            readonly verdict: {
+                [key: string]: unknown;
+            } | null;
             /** @description The profile values the proposal would set (nominal, fitted, interval). */
             readonly changes: {
                 [key: string]: unknown;
@@ -2478,6 +2485,15 @@ export interface components {
             /** Format: int64 */
             max_batch: number;
         };
+        /**
+         * @description Applying: a reason, and `override: true` to apply a proposal whose verdict is
+         *     'no_improvement' (recorded in the audit entry).
+         */
+        ProposalApplyRequestRequest: {
+            reason: string;
+            /** @default false */
+            override?: boolean;
+        };
         ProposalDecision: {
             readonly id: number;
             run: number;
@@ -2485,6 +2501,8 @@ export interface components {
             /** @description Who did it: a username, `key:NAME` for an API key, or 'system' for automation. */
             actor: string;
             reason: string;
+            /** @description Applied over the verdict 'no_improvement': the proposal did not improve the held-out errors, and the actor chose to apply it anyway (docs/twin.md). */
+            override?: boolean;
             changes?: unknown;
             /** Format: date-time */
             readonly at: string;
@@ -4439,9 +4457,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ProposalDecisionRequestRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ProposalDecisionRequestRequest"];
-                "multipart/form-data": components["schemas"]["ProposalDecisionRequestRequest"];
+                "application/json": components["schemas"]["ProposalApplyRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ProposalApplyRequestRequest"];
+                "multipart/form-data": components["schemas"]["ProposalApplyRequestRequest"];
             };
         };
         responses: {

@@ -16,7 +16,9 @@ import { Proposal, StartForm } from "../twin/forms";
 import {
   PROFILE_FIELDS,
   fidelityRows,
+  keptNote,
   profileRows,
+  readVerdict,
   ratio,
   ttftPairs,
   type FittedValue,
@@ -44,6 +46,18 @@ function Interval({ value }: { value: FittedValue }) {
   );
 }
 
+function VerdictLine({ run }: { run: CalibrationRun }) {
+  const verdict = readVerdict(run.verdict);
+  if (!verdict) return null;
+  const improved = verdict.verdict === "improved";
+  return (
+    <p className={improved ? "small" : "small warning"} data-testid="verdict" data-verdict={verdict.verdict}>
+      <Badge value={improved ? "improved" : "no improvement"} /> {verdict.reason}
+      {Number.isFinite(verdict.heldOut) && <span className="muted"> ({verdict.heldOut} held-out requests)</span>}
+    </p>
+  );
+}
+
 function Fidelity({ run }: { run: CalibrationRun }) {
   const rows = fidelityRows(run.report);
   if (rows.length === 0) return null;
@@ -52,7 +66,7 @@ function Fidelity({ run }: { run: CalibrationRun }) {
     <table className="table dense" data-testid="fidelity">
       <thead>
         <tr>
-          <th>Twin error (per request)</th>
+          <th>Twin error on held-out requests</th>
           <th className="num">median before</th>
           <th className="num">median after</th>
           <th className="num">p95 before</th>
@@ -94,17 +108,19 @@ function Profiles({ run }: { run: CalibrationRun }) {
         {rows.map((row) => (
           <tr key={row.key} data-profile={row.key}>
             <td>
-              {row.key} {row.status !== "fitted" && <span className="muted small">(kept: too little data)</span>}
+              {row.key} {row.status === "insufficient_data" && <span className="muted small">(kept: too little data)</span>}
             </td>
             <td className="num">{row.samples}</td>
             {PROFILE_FIELDS.map((f) => {
               const value = row.values[f];
               const r = ratio(value);
               const moved = row.status === "fitted" && Math.abs(r - 1) >= 0.02;
+              const kept = keptNote(value);
               return [
-                <td key={`${f}-v`} className="num">
+                <td key={`${f}-v`} className="num" data-status={value.status}>
                   {number(value.nominal)} → {moved ? <strong>{number(value.fitted)}</strong> : number(value.fitted)}
                   {moved && <span className="muted small"> ({r.toFixed(2)}×)</span>}
+                  {kept && <span className="muted small"> ({kept})</span>}
                 </td>,
                 <td key={`${f}-i`}><Interval value={value} /></td>,
               ];
@@ -140,6 +156,7 @@ function RunDetail({ run, onDecided }: { run: CalibrationRun; onDecided: () => v
         {run.message && <div><dt>Progress</dt><dd className="small">{run.message}</dd></div>}
       </dl>
       {run.error && <ErrorBanner error={run.error} />}
+      <VerdictLine run={run} />
       <Fidelity run={run} />
       {pairs.observed.length > 0 && (
         <>
@@ -155,7 +172,8 @@ function RunDetail({ run, onDecided }: { run: CalibrationRun; onDecided: () => v
           <ul className="small" data-testid="audit">
             {run.decisions.map((d) => (
               <li key={d.id}>
-                {timestamp(d.at)} — <strong>{d.action}</strong> by {d.actor}: {d.reason}
+                {timestamp(d.at)} — <strong>{d.action}</strong>
+                {d.override && <strong> over a “no improvement” verdict</strong>} by {d.actor}: {d.reason}
               </li>
             ))}
           </ul>

@@ -3,6 +3,7 @@ import { useState } from "react";
 
 import { decideProposal, startCalibration } from "../api/ops";
 import type { CalibrationRun } from "../api/types";
+import { readVerdict } from "./report";
 import { useCan } from "../auth/session";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { FormPanel, useSubmit } from "../components/FormPanel";
@@ -45,7 +46,12 @@ export function Proposal({ run, onDecided }: { run: CalibrationRun; onDecided: (
   const canDecide = useCan("calibrate");
   const [reason, setReason] = useState("");
   const [verb, setVerb] = useState<"apply" | "discard">("apply");
-  const state = useSubmit(() => decideProposal(run.id, verb, reason), onDecided);
+  const [override, setOverride] = useState(false);
+  const verdict = readVerdict(run.verdict);
+  // A proposal that does not improve the held-out errors is applied only by an explicit,
+  // audited override (the server refuses it otherwise: docs/twin.md).
+  const refused = verdict?.verdict !== "improved";
+  const state = useSubmit(() => decideProposal(run.id, verb, reason, refused && override), onDecided);
   if (run.proposal !== "pending") return null;
   return (
     <section aria-label="Proposal" data-testid="proposal">
@@ -53,7 +59,18 @@ export function Proposal({ run, onDecided }: { run: CalibrationRun; onDecided: (
       {canDecide ? (
         <form onSubmit={state.submit} className="button-row">
           <input aria-label="Reason" placeholder="Reason (kept in the audit trail)" value={reason} onChange={(e) => setReason(e.target.value)} />
-          <button type="submit" className="button primary" disabled={state.busy} onClick={() => setVerb("apply")}>
+          {refused && (
+            <label className="small" data-testid="override">
+              <input type="checkbox" checked={override} onChange={(e) => setOverride(e.target.checked)} /> Apply although it
+              does not improve the held-out errors (override, recorded with your name)
+            </label>
+          )}
+          <button
+            type="submit"
+            className="button primary"
+            disabled={state.busy || (refused && !override)}
+            onClick={() => setVerb("apply")}
+          >
             Apply to inventory
           </button>
           <button type="submit" className="button ghost" disabled={state.busy} onClick={() => setVerb("discard")}>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { fidelityRows, profileRows, ratio, ttftPairs } from "./report";
+import { fidelityRows, keptNote, profileRows, ratio, readVerdict, ttftPairs } from "./report";
 
 const report = {
   profiles: [
@@ -48,5 +48,36 @@ describe("calibration report", () => {
   it("sorts the TTFT pairs by observed value and drops malformed ones", () => {
     expect(ttftPairs(report)).toEqual({ observed: [100, 300], before: [90, 280], after: [99, 301] });
     expect(ttftPairs(null).observed).toEqual([]);
+  });
+
+  it("reads each value's status and identifiability", () => {
+    const rows = profileRows({
+      profiles: [
+        {
+          model: "m",
+          accelerator: "a",
+          status: "fitted",
+          samples: 300,
+          values: {
+            prefill_tokens_per_s: { nominal: 100, fitted: 80, interval: [79, 81], samples: 300, status: "fitted", identifiability: { rows: 300, relative_ci: 0.01, spread: 0.9 } },
+            decode_step_ms: { nominal: 9, fitted: 9, interval: null, samples: 300, status: "not_identifiable", identifiability: { rows: 300, relative_ci: null, spread: 0.1 } },
+            decode_step_ms_per_seq: { nominal: 1, fitted: 1, interval: [0.98, 1.02], samples: 300, status: "agrees_with_nominal", identifiability: { rows: 300, relative_ci: 0.02, spread: 0.1 } },
+          },
+        },
+      ],
+    });
+    const values = rows[0]!.values;
+    expect(values.prefill_tokens_per_s.relativeCi).toBe(0.01);
+    expect(keptNote(values.prefill_tokens_per_s)).toBeNull();
+    expect(values.decode_step_ms.relativeCi).toBeNull();
+    expect(keptNote(values.decode_step_ms)).toBe("not identifiable: kept");
+    expect(keptNote(values.decode_step_ms_per_seq)).toBe("agrees with nominal");
+  });
+
+  it("reads a verdict, and none where the run has none", () => {
+    expect(readVerdict(null)).toBeNull();
+    const verdict = readVerdict({ verdict: "no_improvement", reason: "worse: ttft median", worse: ["ttft median"], held_out: 250 });
+    expect(verdict).toEqual({ verdict: "no_improvement", reason: "worse: ttft median", worse: ["ttft median"], heldOut: 250 });
+    expect(readVerdict({ verdict: "improved", reason: "", worse: [], held_out: 9 })!.verdict).toBe("improved");
   });
 });

@@ -10,6 +10,18 @@ export interface FittedValue {
   fitted: number;
   interval: [number | null, number | null] | null;
   samples: number;
+  /** fitted, agrees_with_nominal, not_identifiable or insufficient_data ("" in old reports). */
+  status: string;
+  /** Half-width of the 95% interval from the data alone, relative to the value (null: open). */
+  relativeCi: number | null;
+}
+
+/** Whether applying the proposal improves the held-out errors (optimizer/calibration/holdout.py). */
+export interface Verdict {
+  verdict: "improved" | "no_improvement";
+  reason: string;
+  worse: string[];
+  heldOut: number;
 }
 
 export interface ProfileRow {
@@ -54,7 +66,16 @@ export function profileRows(report: unknown): ProfileRow[] {
       const interval = Array.isArray(v.interval) && v.interval.length === 2
         ? ([v.interval[0] ?? null, v.interval[1] ?? null] as [number | null, number | null])
         : null;
-      return { nominal: num(v.nominal), fitted: num(v.fitted), interval, samples: num(v.samples) };
+      const ident = isObject(v.identifiability) ? (v.identifiability as Json) : {};
+      const ci = num(ident.relative_ci);
+      return {
+        nominal: num(v.nominal),
+        fitted: num(v.fitted),
+        interval,
+        samples: num(v.samples),
+        status: String(v.status ?? ""),
+        relativeCi: Number.isFinite(ci) ? ci : null,
+      };
     };
     const model = String(entry.model ?? "");
     const accelerator = String(entry.accelerator ?? "");
@@ -72,6 +93,25 @@ export function profileRows(report: unknown): ProfileRow[] {
       },
     };
   });
+}
+
+/** The verdict of a run (its API field), or null for a run that has none (not succeeded). */
+export function readVerdict(value: unknown): Verdict | null {
+  if (!isObject(value)) return null;
+  const verdict = value.verdict === "improved" ? "improved" : "no_improvement";
+  return {
+    verdict,
+    reason: String(value.reason ?? ""),
+    worse: Array.isArray(value.worse) ? value.worse.map(String) : [],
+    heldOut: num(value.held_out),
+  };
+}
+
+/** What the Profiles table says of a value the calibration kept at nominal. */
+export function keptNote(value: FittedValue): string | null {
+  if (value.status === "not_identifiable") return "not identifiable: kept";
+  if (value.status === "agrees_with_nominal") return "agrees with nominal";
+  return null;
 }
 
 export function fidelityRows(report: unknown): FidelityRow[] {

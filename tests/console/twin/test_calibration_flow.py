@@ -111,6 +111,7 @@ def test_recorded_traffic_calibrates_the_inventory(
     run = viewer.get(f"/api/v1/calibration-runs/{started.json()['id']}").json()
     assert run["status"] == "succeeded", run["error"]
     assert run["proposal"] == "pending" and run["observations"] == REQUESTS
+    assert run["verdict"]["verdict"] == "improved", run["verdict"]
     fidelity = run["report"]["fidelity"]
     assert (
         fidelity["after"]["ttft"]["median_abs_rel_error"]

@@ -146,6 +146,9 @@ def test_a_bad_run_request_is_a_400(
     assert response.status_code == 400 and field in response.json()["errors"]
 
 
+IMPROVED = {"verdict": "improved", "reason": "better", "worse": [], "held_out": 100}
+
+
 def _pending_run(**report: Any) -> CalibrationRun:
     value = {"nominal": 18000.0, "fitted": 15000.0, "interval": [14800.0, 15200.0], "samples": 500}
     same = {"nominal": 9.0, "fitted": 9.0, "interval": [8.9, 9.1], "samples": 500}
@@ -170,6 +173,7 @@ def _pending_run(**report: Any) -> CalibrationRun:
                     },
                 }
             ],
+            "verdict": IMPROVED,
             **report,
         },
     )
