@@ -17,9 +17,9 @@ from django.conf import settings
 from django.db.models import Count, Q
 
 from console.inventory.selectors import node_by_name, node_state_changes
+from console.placement.breach_flags import picked_in_breach
 from console.placement.engine.runtime import current_runtime
 from console.placement.models import BreakerEvent, DecisionRecord
-from console.placement.receipts import picked_in_breach
 from telemetry.selectors import BreachInterval, breach_intervals, latest_node_state
 
 RECENT_DECISIONS = 20

@@ -10,8 +10,8 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from console.buckets import MAX_BUCKETS, pick_step
+from console.placement.breach_flags import breaches_around, picked_in_breach
 from console.placement.models import DecisionRecord
-from console.placement.receipts import breaches_around, picked_in_breach
 from console.placement.selectors import DecisionQuery
 
 

@@ -16,10 +16,10 @@ from rest_framework.views import APIView
 
 from console.access.permissions import VIEWERS
 from console.placement.api import serializers as s
+from console.placement.breach_flags import breaches_around
 from console.placement.engine.runtime import runtime
 from console.placement.models import BreakerEvent, DecisionRecord
 from console.placement.node_why import node_why
-from console.placement.receipts import breaches_around
 from console.placement.selectors import decision_overview, decision_search
 from console.placement.series import fleet_series
 
