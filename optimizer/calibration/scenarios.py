@@ -17,13 +17,13 @@ from pathlib import Path
 
 from optimizer.calibration.replay import rebuilt
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation
+from optimizer.decide.registry import load_policy
 from optimizer.observations import (
     Observations,
     load_observations,
     simulated_observations,
     write_observations,
 )
-from optimizer.policies import load_policy
 from optimizer.sim import TelemetryModel, simulate
 from optimizer.topology import Topology
 from optimizer.topology_entries import Profile
