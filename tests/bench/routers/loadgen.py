@@ -31,8 +31,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import openai
+
+# The HTTP stack the pinned openai client is built on: its 3.x releases moved from httpx to the
+# httpx2 fork (same API), and the client's `http_client` must be of its own stack.
+try:
+    import httpx2 as httpx
+except ImportError:  # an openai release still on httpx
+    import httpx  # type: ignore[no-redef]
 
 NODE_HEADER = "x-locus-node"
 SOURCE_HEADER = "x-locus-source"
