@@ -47,6 +47,7 @@ EXPECTED: dict[str, dict[str, frozenset[str]]] = {
     "telemetry-latest": {"GET": R},
     "node-telemetry": {"GET": R},
     "node-latency": {"GET": R},
+    "node-why": {"GET": R},
     "breach-list": {"GET": R},
     "breach-burn-rates": {"GET": R},
     "placements": {"POST": S},
