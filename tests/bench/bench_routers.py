@@ -13,7 +13,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+# The harness's own package (`routers`), and the repository root for `tools.results`, whose
+# renderer draws the table the harness prints.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[2]))
 
 from routers.cli import main  # noqa: E402
 

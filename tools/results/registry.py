@@ -8,6 +8,7 @@ from __future__ import annotations
 from tools.results.heldout import heldout_suite
 from tools.results.model import Page, Table
 from tools.results.render import calibration, comparison, deciders, decision_latency
+from tools.results.routers import routers
 
 PAGES = (
     Page(
@@ -33,6 +34,13 @@ PAGES = (
         "(../deploying.md#several-deciders-what-is-lost-without-a-shared-view)).",
     ),
     Page(
+        "routers",
+        "The routers side by side",
+        "Locus's OpenAI-compatible router against sglang-router, vllm-router and round-robin "
+        "on the same emulated fleet and the same open-loop replay (`make bench-routers`; "
+        "how each figure is measured: [the router benchmark](../router-benchmark.md)).",
+    ),
+    Page(
         "twin",
         "The twin's calibration",
         "How well `python -m optimizer calibrate` recovers a fleet's real speeds from its "
@@ -46,6 +54,25 @@ HEURISTICS = (
 )
 
 TABLES = (
+    Table(
+        slug="router-bench",
+        page="routers",
+        title="Fleet (a): one site of 10 mixed-accelerator nodes",
+        about=(
+            "`optimizer/topologies/bench-single-site.yaml`, the Mooncake trace's first 20 s at a "
+            "moderate and a heavy share of the fleet's capacity, one seed; 44 and 135 requests "
+            "per cell, so a cell's attainment moves by 2.3 and 0.7 points a request. Measured on "
+            "the project's 2-core machine while its test suite ran beside it: the added latency "
+            "and CPU figures are upper bounds. Locus's CPU per request includes its scraper and "
+            "snapshot refresh, amortised over the few requests of a 20 s window."
+        ),
+        script="""\
+make bench-routers BENCH_ARGS="--fleets single-site --fresh \\
+  --routers locus-generalist,locus-weighted-score,sglang-cache_aware,sglang-power_of_two,\\
+vllm-cache_aware,round-robin --out docs/results/reports/router-bench/routers.json"
+rm -rf docs/results/reports/router-bench/raw docs/results/reports/router-bench/*.png""",
+        render=routers,
+    ),
     Table(
         slug="heldout-suite",
         page="learned-policy",

@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from routers.report import FLEETS, LOADS, in_order  # noqa: E402
+from tools.results.routers import FLEETS, LOADS, in_order  # noqa: E402
 
 FIGURES: dict[str, tuple[str, Callable[[Mapping[str, Any]], float]]] = {
     "slo_attainment": ("SLO attainment (%)", lambda r: 100 * r["slo_attainment"]),

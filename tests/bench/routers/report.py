@@ -30,7 +30,7 @@ request whose own source has no route to the node that answered fails.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,9 +38,8 @@ import numpy as np
 from optimizer.decide.state.estimates import PROMPT_BYTES_PER_TOKEN
 from optimizer.decision import node_view
 from optimizer.topology import Topology
+from tools.results.routers import FLEETS, LOADS, router_table
 
-FLEETS = ("single-site", "multi-site")
-LOADS = ("moderate", "heavy")
 ROW_KEYS = (
     "slo_attainment",
     "ttft_ms",
@@ -50,11 +49,6 @@ ROW_KEYS = (
     "cost_per_1k_requests",
     "residency_violations",
 )
-
-
-def in_order(names: tuple[str, ...]) -> Callable[[str], tuple[int, str]]:
-    """Sort key: known names in their report order, others after them by name."""
-    return lambda n: (names.index(n) if n in names else len(names), n)
 
 
 def _pcts(values: Sequence[float], qs: Sequence[int]) -> dict[str, float]:
@@ -197,24 +191,6 @@ def check_shape(report: Mapping[str, Any]) -> list[str]:
 
 
 def markdown_table(report: Mapping[str, Any]) -> str:
-    """The README's results table: one line per fleet, load and router."""
-    lines = [
-        "| fleet | load | router | SLO % | TTFT p50 / p95 / p99 (s) | E2E p50 / p95 (s) "
-        "| added p50 / p99 (ms) | CPU / req (ms) | USD / 1k | residency violations |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    fleets = report["fleets"]
-    for fleet in sorted(fleets, key=in_order(FLEETS)):
-        for load in sorted(fleets[fleet], key=in_order(LOADS)):
-            rows = fleets[fleet][load]
-            ranked = sorted(rows.items(), key=lambda kv: -kv[1]["slo_attainment"])
-            for name, r in ranked:
-                t, e, a = r["ttft_ms"], r["e2e_ms"], r["added_ms"]
-                lines.append(
-                    f"| {fleet} | {load} | {name} | {100 * r['slo_attainment']:.1f} "
-                    f"| {t['p50'] / 1000:.2f} / {t['p95'] / 1000:.2f} / {t['p99'] / 1000:.2f} "
-                    f"| {e['p50'] / 1000:.2f} / {e['p95'] / 1000:.2f} "
-                    f"| {a['p50']:.1f} / {a['p99']:.1f} | {r['cpu_us_per_request'] / 1000:.1f} "
-                    f"| {r['cost_per_1k_requests']:.3f} | {r['residency_violations']} |"
-                )
-    return "\n".join(lines)
+    """The results table: one line per fleet, load and router (tools/results/routers.py, which
+    renders docs/results/ from the same report)."""
+    return router_table(report)
