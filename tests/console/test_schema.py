@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from openapi_spec_validator import validate
 
 from tests.conftest import REPO
@@ -103,6 +104,11 @@ def _changed(committed: dict[str, Any], served: dict[str, Any]) -> list[str]:
 def test_the_committed_openapi_schema_is_what_the_server_serves(tmp_path: Path) -> None:
     """frontend/openapi.json, byte for byte, is what `manage.py spectacular` writes now (the
     command `make api-schema` runs)."""
+    if connection.vendor != "sqlite":
+        # The committed schema is made on the embedded defaults (`make api-schema`). Django
+        # bounds integer fields by the backend's column (SQLite 64-bit, PostgreSQL 32-bit), so
+        # the `maximum` (and `format: int64`) of positive integer fields differ, nothing else.
+        pytest.skip("the committed schema is generated on the embedded defaults (SQLite)")
     fresh = tmp_path / "openapi.json"
     call_command("spectacular", "--format", "openapi-json", "--file", str(fresh))
     committed = (FRONTEND / "openapi.json").read_bytes()
