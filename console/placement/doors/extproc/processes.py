@@ -16,88 +16,27 @@ stops them all, each writing what its recorder still holds.
 
 from __future__ import annotations
 
-import logging
-import multiprocessing
 import signal
-import time
-from dataclasses import dataclass, field
-from multiprocessing.process import BaseProcess
+from collections.abc import Callable
+from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import Any, ClassVar
 
-logger = logging.getLogger(__name__)
-# A picker that dies at once (a bad setting, the database gone at start) is restarted at most
-# this often, not in a tight loop.
-RESTART_INTERVAL_S = 1.0
+from console.placement.doors.spawned import SpawnedServers
 
 
-@dataclass
-class PickerProcesses:
-    """`count` spawned pickers serving on ports the command's own picker already bound."""
+@dataclass(kw_only=True)
+class PickerProcesses(SpawnedServers):
+    """`count` spawned pickers serving on the port(s) the command's own picker bound."""
 
-    count: int
+    kind: ClassVar[str] = "picker"
     port: int
     health_port: int
     source: str | None
     host: str
-    _children: list[BaseProcess] = field(default_factory=list)
-    _started_at: list[float] = field(default_factory=list)
-    # Each child's "listening" event, kept: a child unpickles it after its start, and an
-    # event the parent dropped is gone by then (its semaphore unlinked).
-    _ready: list[Any] = field(default_factory=list)
-    _stopping: bool = False
 
-    def start(self, timeout: float = 60.0) -> PickerProcesses:
-        """Spawn them; return once each listens (or `timeout` passed; check() restarts one
-        that died)."""
-        listening = [self._spawn() for _ in range(self.count)]
-        deadline = time.monotonic() + timeout
-        for child, ready in listening:
-            self._children.append(child)
-            self._ready.append(ready)
-            self._started_at.append(time.monotonic())
-            while child.is_alive() and not ready.wait(0.2) and time.monotonic() < deadline:
-                pass
-        return self
-
-    def check(self) -> None:
-        """Start again any picker that ended while the command still runs."""
-        for index, child in enumerate(self._children):
-            if self._stopping or child.is_alive():
-                continue
-            if time.monotonic() - self._started_at[index] < RESTART_INTERVAL_S:
-                continue
-            logger.warning(
-                "picker process %s ended (exit %s); starting another", child.pid, child.exitcode
-            )
-            self._children[index], self._ready[index] = self._spawn()
-            self._started_at[index] = time.monotonic()
-
-    def stop(self, timeout: float = 15.0) -> None:
-        self._stopping = True
-        for child in self._children:
-            if child.is_alive():
-                child.terminate()  # SIGTERM: the child stops its servers and flushes its recorder
-        deadline = time.monotonic() + timeout
-        for child in self._children:
-            child.join(max(0.0, deadline - time.monotonic()))
-            if child.is_alive():
-                child.kill()
-                child.join(1.0)
-
-    def _spawn(self) -> tuple[BaseProcess, Any]:
-        # spawn, not fork: a fork would copy the command's gRPC, engine and database threads'
-        # state mid-flight (grpcio does not support fork after its threads started).
-        context = multiprocessing.get_context("spawn")
-        ready = context.Event()
-        process = context.Process(
-            target=serve_one,
-            args=(self.port, self.health_port, self.source, self.host, ready),
-            name="locus-picker-process",
-            daemon=True,
-        )
-        process.start()
-        return process, ready
+    def _target(self) -> tuple[Callable[..., None], tuple[Any, ...]]:
+        return serve_one, (self.port, self.health_port, self.source, self.host)
 
 
 def serve_one(port: int, health_port: int, source: str | None, host: str, ready: Any) -> None:

@@ -85,7 +85,7 @@ class Command(BaseCommand):
             raise CommandError(f"cannot listen on {host}:{where}: {exc}") from exc
         # The others bind the ports this one bound (port 0 resolved), with SO_REUSEPORT.
         others = PickerProcesses(
-            processes - 1,
+            count=processes - 1,
             port=server.bound_port,
             health_port=server.bound_health_port,
             source=source,

@@ -51,7 +51,7 @@ class Command(BaseCommand):
         except OSError as exc:  # an address in use or that cannot be bound
             raise CommandError(f"cannot listen on {host}:{port}: {exc}") from exc
         others = RouterProcesses(
-            processes - 1, port=server.bound_port, source=source, host=host
+            count=processes - 1, port=server.bound_port, source=source, host=host
         ).start()
         auth = "open (no key asked)" if settings.LOCUS_ROUTER_OPEN else "service keys"
         self.stdout.write(
