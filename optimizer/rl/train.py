@@ -88,6 +88,7 @@ def train(
     export(run)
     evaluation = evaluate(run)
     wall = time.perf_counter() - started
+    # policy.json once more, with the wall time and the verdict against the baselines.
     run.record["wall_seconds"] = wall
     run.record["below_baseline"] = run.below_baseline()
     write_policy_json(run.out, run.record)
