@@ -35,9 +35,10 @@ class TrainConfig:
     `weights.pt` (fine-tuning)."""
     decision_cost_weight: float | None = None
     """Logits of the exported scorer one estimated USD per 1k requests costs at decision time
-    (policy.json `decision_cost_weight`, `optimizer.rl.export.TrainedPolicy`); validation
-    replays apply it too. None: the `init` policy's (the generalist's 0.5) or 0, whichever
-    validates the start better (`Run.validate_start`); 0 without `init`."""
+    (policy.json `decision_cost_weight`, read by `decide.scorers.learned.TrainedPolicy`);
+    validation replays apply it too. None: the `init` policy's (the generalist's 0.5) or 0,
+    whichever validates the start better (`optimizer.rl.validation.validate_start`); 0
+    without `init`."""
     timesteps: int = 500_000
     """PPO environment steps (one step = one placement decision)."""
     seed: int = 0
