@@ -456,7 +456,7 @@ LOCUS_ARTIFACTS_DIR = Path(env.str("LOCUS_ARTIFACTS_DIR", default=str(VAR_DIR / 
 # Console training runs: the defaults reach the PPO issue's result in minutes on 2 cores.
 LOCUS_TRAINING_TIMESTEPS: int = env.int("LOCUS_TRAINING_TIMESTEPS", default=500_000)
 LOCUS_TRAINING_BC_STEPS: int = env.int("LOCUS_TRAINING_BC_STEPS", default=100_000)
-# Arrivals per training episode and validation replay (optimizer.rl.train.TrainConfig.window).
+# Arrivals per training episode and validation replay (optimizer.rl.config.TrainConfig.window).
 LOCUS_TRAINING_WINDOW: int = env.int("LOCUS_TRAINING_WINDOW", default=4096)
 # The trace that stands for this fleet's workload: training runs default to it
 # (docs/learned-policy.md). The demo fleet replays the Mooncake trace.

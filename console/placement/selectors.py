@@ -15,7 +15,7 @@ from django.utils import timezone
 from console.inventory.selectors import inventory_has_nodes, inventory_topology
 from console.inventory.signals import inventory_revision
 from console.placement.models import DecisionRecord
-from console.policies.selectors import rollout_state
+from console.placement.rollout import rollout_store
 from optimizer.decide.state.live import NodeSample
 from optimizer.decide.state.snapshot import PolicyRef, Rollout, Snapshot
 from telemetry.selectors import latest_fleet_state
@@ -82,7 +82,7 @@ def engine_snapshot(
     else:
         topology = inventory_topology()
     loads = {name: node_sample(state) for name, state in latest_fleet_state().items()}
-    rollout: Rollout = rollout_state(default=default_policy)
+    rollout: Rollout = rollout_store().state(default=default_policy)
     try:
         opened: dict[str, float] = cache.get(BREAKER_CACHE_KEY) or {}
     except Exception:  # Redis down: breakers stay per process until it is back

@@ -30,7 +30,7 @@ from console.buckets import EpochBucket, bucket_starts
 from console.inventory.models import Slo
 from console.placement.annotations import series_events
 from console.placement.models import BreakerEvent, DecisionRecord
-from console.policies.selectors import rollout_marks
+from console.placement.rollout import rollout_store
 from telemetry.selectors import fleet_metric_buckets
 
 # The share of requests an SLO's p95 targets allow to miss (docs/contracts.md §1: targets are
@@ -88,7 +88,7 @@ def fleet_series(*, start: datetime, end: datetime, step: int) -> dict[str, Any]
         "breaker_trips": trips,
         "prefix_hit_rate": [prefix.get(t) for t in times],
         "slos": _slo_series(records, times, index),
-        "marks": rollout_marks(start=start, end=end),
+        "marks": rollout_store().marks(start=start, end=end),
         "events": series_events(start=start, end=end),
     }
 

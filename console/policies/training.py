@@ -104,7 +104,8 @@ def training_execute(*, run_id: int) -> None:
     """The worker's side: train, then register the artifact as a candidate version."""
     # Training's stack (torch, stable-baselines3, gymnasium: ~4.5 s to import) loads only in
     # the worker that trains, never in the web process that imports the tasks to enqueue them.
-    from optimizer.rl.train import TrainConfig, train
+    from optimizer.rl.config import TrainConfig
+    from optimizer.rl.train import train
 
     run = TrainingRun.objects.get(pk=run_id)
     if run.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):

@@ -45,7 +45,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     # Imported here: torch and stable-baselines3 are slow to import and only training needs them.
     from tqdm import tqdm
 
-    from optimizer.rl.train import TrainConfig, train
+    from optimizer.rl.config import TrainConfig
+    from optimizer.rl.train import train
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():

@@ -1,4 +1,5 @@
-"""Held-out evaluation of a trained policy against every built-in heuristic and the oracle.
+"""Held-out evaluation of a trained policy against every built-in heuristic and the oracle
+(phase 6 of `optimizer.rl.train.train`, `evaluate`, when a held-out trace is given).
 
 Replays are jobs (`optimizer.rl.replays`) that any executor runs; the record is assembled from
 their results. For each load and seed, the held-out trace is replayed once per policy on the
@@ -19,6 +20,7 @@ import numpy as np
 
 from optimizer.decide.registry import POLICY_NAMES
 from optimizer.rl.replays import ORACLE, Job, trace_job
+from optimizer.rl.run import Run
 
 METRICS: tuple[str, ...] = (
     "slo_attainment",
@@ -152,3 +154,23 @@ def format_evaluation(record: dict[str, Any]) -> str:
         oracle = entry["oracle"]["slo_attainment"]
         lines.append(f"{entry['load']:>4g}x  {'oracle (limit)':<24}{oracle['mean']:>9.1%}")
     return "\n".join(lines)
+
+
+def evaluate(run: Run) -> dict[str, Any] | None:
+    """The exported scorer and every heuristic on the held-out trace at each load and seed."""
+    c = run.config
+    if not c.eval_trace:
+        return None
+    jobs = evaluation_jobs(
+        topology=c.topology,
+        trace=c.eval_trace,
+        policy=str(run.out),
+        loads=c.eval_loads,
+        seeds=c.eval_seeds,
+    )
+    run.report("evaluate", 0.0, {"replays": len(jobs)})
+    record = collect_evaluation(jobs, run.map_replays(jobs), str(run.out), Path(c.eval_trace).name)
+    run.record["evaluation"] = record
+    run.record["evaluation_table"] = format_evaluation(record).splitlines()
+    run.report("evaluate", 1.0, {"replays": len(jobs)})
+    return record

@@ -1,5 +1,6 @@
-"""Export the trained actor as a frozen TorchScript scorer (read back for serving by
-`optimizer.decide.scorers.learned`, which never imports this package).
+"""Phase 5 of `optimizer.rl.train.train`, `export`: the trained actor as a frozen TorchScript
+scorer (read back for serving by `optimizer.decide.scorers.learned`, which never imports this
+package), its weights for fine-tuning, and `policy.json`.
 
 `scorer.pt` maps float32 rows (n, N_FEATURES) from `features.candidate_rows` and a bool mask
 (n,) to one score per row (masked rows -inf), with the per-feature normalisation inside; it
@@ -13,6 +14,7 @@ from this build's `FEATURE_VERSION`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -20,10 +22,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from optimizer.decide.scorers.learned import POLICY_FILE
+from optimizer.decide.scorers.learned import DECISION_COST_WEIGHT, POLICY_FILE
 from optimizer.decide.state.features import FEATURE_NAMES, FEATURE_VERSION
 from optimizer.errors import InputFileError
 from optimizer.rl.network import CandidateScorer, DeepSetsPolicy
+from optimizer.rl.run import Run
 
 WEIGHTS_FILE = "weights.pt"
 
@@ -89,3 +92,39 @@ def write_policy_json(directory: Path, data: dict[str, Any]) -> None:
     """Write `policy.json` with the feature contract first, then `data`."""
     body = {"feature_names": list(FEATURE_NAMES), "feature_version": FEATURE_VERSION, **data}
     (directory / POLICY_FILE).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+
+
+def export(run: Run) -> None:
+    """scorer.pt (TorchScript, for serving), weights.pt (for `--init` fine-tuning) and
+    policy.json with the training config, validation history and baselines."""
+    c = run.config
+    export_scorer(run.policy, run.out / "scorer.pt")
+    save_weights(run.policy, c.hidden, run.out / "weights.pt")
+    actor = run.policy.deep_sets.actor
+    run.record |= {
+        "name": run.out.name,
+        "normalisation": {
+            "shift": actor.get_buffer("shift").tolist(),
+            "scale": actor.get_buffer("scale").tolist(),
+            "applied_inside_scorer": True,
+        },
+        "training_config": _jsonable(dataclasses.asdict(c)),
+        "seed": c.seed,
+        "selected_weights": run.best.source,
+        "validation": {
+            "baselines": run.baselines,
+            "selected": run.best.metrics,
+            "history": [h for h in run.history if h.get("event") == "validation"],
+        },
+        "feature_version_trained": FEATURE_VERSION,
+        DECISION_COST_WEIGHT: c.decision_cost_weight or 0.0,
+    }
+    write_policy_json(run.out, run.record)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value

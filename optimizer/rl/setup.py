@@ -1,22 +1,18 @@
-"""The first phase of `optimizer.rl.train.train`: seed everything, check and load the fleets,
+"""Phase 1 of `optimizer.rl.train.train`: check and load the fleets,
 build the vector environment (one `PlacementEnv` per fleet, `MultiFleetEnv` drawing one per
-episode) and MaskablePPO, and decide which decision cost weights validation tries (the other
-phases are in `optimizer.rl.phases`)."""
+episode) and MaskablePPO, and decide which decision cost weights validation tries."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-import numpy as np
-import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from optimizer.decide.registry import resolve_policy_dir
 from optimizer.decide.scorers.learned import load_trained_policy
 from optimizer.errors import InputFileError
+from optimizer.rl.config import ProgressFn, TrainConfig
 from optimizer.rl.env import PlacementEnv
 from optimizer.rl.export import load_weights
 from optimizer.rl.fleets import MultiFleetEnv
@@ -28,9 +24,6 @@ from optimizer.rl.teacher import TEACHER_NAMES, get_teacher
 from optimizer.sim import Simulator
 from optimizer.topology import Topology
 from optimizer.traces import draw_requests
-
-if TYPE_CHECKING:
-    from optimizer.rl.train import ProgressFn, TrainConfig
 
 
 def unservable(config: TrainConfig, path: str, detail: str) -> InputFileError:
@@ -61,13 +54,10 @@ def _check_servable(config: TrainConfig, path: str, topology: Topology, trace: l
 
 
 def setup(config: TrainConfig, progress: ProgressFn | None, map_replays: MapFn) -> Run:
-    """Seed everything, load the fleets, build the vector environment and MaskablePPO."""
+    """Load the fleets, build the vector environment and MaskablePPO (seeded by `config.seed`,
+    as `optimizer.rl.train.seed_everything` seeded the libraries before)."""
     if config.teacher not in TEACHER_NAMES:
         raise ValueError(f"unknown teacher {config.teacher!r}; one of {', '.join(TEACHER_NAMES)}")
-    random.seed(config.seed)
-    np.random.seed(config.seed)
-    torch.manual_seed(config.seed)
-    torch.set_num_threads(config.threads)
     init_dir = resolve_policy_dir(config.init) if config.init else None
     if init_dir is not None:
         config.hidden = int(load_weights(init_dir)["hidden"])

@@ -1,134 +1,45 @@
-"""Train a placement policy. Reads top to bottom, as cleanrl's scripts do:
+"""Train a placement policy. Reads top to bottom, as cleanrl's ppo.py does: the arguments are
+one dataclass (`optimizer.rl.config.TrainConfig`), the libraries are seeded here, and `train`
+runs the named phases in order, one module each:
 
-    run = setup(config)                 # fleets, trace, environments, the model
-    baselines = measure_baselines(run)  # teacher and every heuristic on the validation set
-    imitate(run)                        # warm start: clone the teacher (or load --init)
-    ppo(run)                            # MaskablePPO, validating every `validate_every` steps
-    export(run)                         # best validated weights -> scorer.pt, policy.json
-    evaluate(run)                       # held-out trace against every heuristic (optional)
+    seed_everything(config)               # random, numpy, torch (and torch's threads)
+    run = setup(config, ...)              # 1. optimizer.rl.setup: fleets, trace, envs, model
+    measure_baselines(run)                # 2. optimizer.rl.baselines: teacher and heuristics
+    imitate(run)                          # 3. optimizer.rl.warm_start: clone the teacher or --init
+    ppo(run)                              # 4. optimizer.rl.ppo: updates, validating as it goes
+    export(run)                           # 5. optimizer.rl.export: best weights -> scorer.pt
+    evaluate(run)                         # 6. optimizer.rl.evaluate: held-out trace (optional)
 
-Progress is `progress(fraction, metrics)` with named metrics (docs/learned-policy.md lists
-them): `phase`, and per phase `timesteps`, `steps_per_s`, `approx_kl`, validation's
-`slo_attainment`, `ttft_p95_ms`, `ttft_mean_excess`, `cost_per_1k_requests`, `validation_score`,
-and the `teacher_attainment` and `best_heuristic_attainment` baselines. Validation replays are plain
-jobs (`optimizer.rl.replays`) handed to `map_replays`, so the console fans them out over its
-Celery workers; the CLI runs them inline. The phases live in `optimizer.rl.phases`, the state
-they share in `optimizer.rl.run`.
+The phases share one `optimizer.rl.run.Run` (inputs, model, best weights, history, the
+policy.json record); selection on validation (replays, metrics, score) is
+`optimizer.rl.validation`. Progress is `progress(fraction, metrics)` with named metrics
+(docs/learned-policy.md lists them): `phase`, and per phase `timesteps`, `steps_per_s`,
+`approx_kl`, validation's `slo_attainment`, `ttft_p95_ms`, `ttft_mean_excess`,
+`cost_per_1k_requests`, `validation_score`, and the `teacher_attainment` and
+`best_heuristic_attainment` baselines. Validation replays are plain jobs
+(`optimizer.rl.replays`) handed to `map_replays`, so the console fans them out over its Celery
+workers; the CLI runs them inline.
 """
 
 from __future__ import annotations
 
+import random
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from optimizer.rl.env import RewardConfig
-from optimizer.rl.phases import evaluate, export, imitate, measure_baselines, ppo
+import numpy as np
+import torch
+
+from optimizer.rl.baselines import measure_baselines
+from optimizer.rl.config import ProgressFn, TrainConfig
+from optimizer.rl.evaluate import evaluate
+from optimizer.rl.export import export, write_policy_json
+from optimizer.rl.ppo import ppo
 from optimizer.rl.replays import MapFn, inline_map
-from optimizer.rl.run import Run
 from optimizer.rl.setup import setup
-from optimizer.rl.teacher import SLO_AWARE
-
-ProgressFn = Callable[[float, dict[str, Any]], None]
-
-
-@dataclass
-class TrainConfig:
-    """Everything a training run depends on; recorded in policy.json."""
-
-    topology: str
-    """Topology YAML the policy is trained (and evaluated) on."""
-    trace: str
-    """Training trace (Azure .csv or Mooncake .jsonl); episodes are windows of it."""
-    out: str
-    """Output directory: scorer.pt, weights.pt, policy.json, checkpoints/."""
-    extra_topologies: tuple[str, ...] = ()
-    """More fleets to train on: each episode draws one of `topology` and these (a generalist
-    trains over many generated fleets)."""
-    init: str | None = None
-    """Start from a trained policy instead of imitation: `generalist` or a directory with
-    `weights.pt` (fine-tuning)."""
-    decision_cost_weight: float | None = None
-    """Logits of the exported scorer one estimated USD per 1k requests costs at decision time
-    (policy.json `decision_cost_weight`, `optimizer.rl.export.TrainedPolicy`); validation
-    replays apply it too. None: the `init` policy's (the generalist's 0.5) or 0, whichever
-    validates the start better (`Run.validate_start`); 0 without `init`."""
-    timesteps: int = 500_000
-    """PPO environment steps (one step = one placement decision)."""
-    seed: int = 0
-    """Seed of torch, numpy, the environments' scenarios and PPO."""
-    teacher: str = SLO_AWARE
-    """Rule imitated by the warm start: the private SLO-aware teacher (`optimizer.rl.teacher`)
-    or a built-in heuristic's name."""
-    bc_steps: int = 100_000
-    """Teacher decisions collected for the warm start (0 skips it; ignored with `init`)."""
-    bc_epochs: int = 15
-    """Passes over the demonstrations. 60k decisions x 6 epochs reached 73.5% agreement with
-    the SLO-aware teacher, 100k x 15 reach 81.5% and the teacher's p95 (fleet-demo)."""
-    n_envs: int = 8
-    """Parallel environments (in-process vector env)."""
-    n_steps: int = 256
-    """Steps per environment per PPO rollout."""
-    batch_size: int = 512
-    """PPO minibatch size."""
-    n_epochs: int = 4
-    """PPO epochs per rollout (the update dominates the wall time; docs/architecture.md)."""
-    learning_rate: float = 1e-4
-    """Adam step size for PPO (small: it fine-tunes a cloned policy)."""
-    gamma: float = 0.995
-    """Discount per decision (~200 decisions of horizon: outcomes land tens of seconds later)."""
-    gae_lambda: float = 0.95
-    """GAE lambda."""
-    clip_range: float = 0.1
-    """PPO clip range (tight, to stay near the warm start)."""
-    ent_coef: float = 0.001
-    """Entropy bonus."""
-    hidden: int = 64
-    """Width of the per-candidate MLPs (taken from the init policy when there is one)."""
-    window: int = 4096
-    """Arrivals per training episode."""
-    utilisation: tuple[float, float] = (0.2, 3.0)
-    """Range of the training episodes' load as a utilisation of the fleet's capacity
-    (`optimizer.capacity`; log-uniform)."""
-    telemetry_interval_s: tuple[float, float] | None = (5.0, 15.0)
-    """Range of the telemetry scrape interval episodes show node state through (uniform,
-    `optimizer.sim.telemetry`), so the policy learns on what the live engine sees: scraped
-    telemetry plus its own sends since (issue #18: a policy trained on exact state lost its
-    canary to stale queues). Validation uses the range's midpoint. None: exact state."""
-    reward: RewardConfig = field(default_factory=RewardConfig)
-    """Weights of the reward's terms."""
-    validate_every: int = 20_000
-    """PPO steps between validations (and checkpoints)."""
-    validation_utilisations: tuple[float, ...] = (0.4, 0.9, 1.4)
-    """Utilisations of the validation scenarios, light to heavy: fixed draws from the training
-    trace (seed + 10000), one per utilisation and validation fleet. On fleet-demo the Mooncake
-    trace at 1x, 2.3x and 3.6x offers these."""
-    validation_fleets: int = 3
-    """How many of the training fleets validation replays on (the first ones)."""
-    validation_p95_weight: float = 0.02
-    """Attainment given up per unit of mean log p95 TTFT when validation picks the weights
-    (0.02: a doubled p95 TTFT costs ~1.4 points)."""
-    validation_ttft_excess_weight: float = 0.1
-    """Attainment given up per unit of `ttft_mean_excess` (the mean over validation replays of
-    max(0, log of the mean TTFT over the best heuristic's on that replay)) when validation
-    picks the weights: a mean TTFT 10% above the best heuristic's costs ~1 point, 30% ~2.6, so
-    weights that win 5 points by parking requests (issue #18: +5.3 points at 1.3x the mean
-    TTFT on a held-out fleet) lose to weights that win 3 at the heuristic's mean TTFT."""
-    validation_cost_excess_weight: float = 0.1
-    """Attainment given up per unit of `cost_excess` (as `ttft_mean_excess`, for the cost per
-    1k requests against the best heuristic's on each replay): 10% dearer costs ~1 point.
-    Issue #18's live bar is the active heuristic's attainment at a lower cost per request;
-    the shipped generalist ran 7-15% dearer than weighted-score on the demo fleet."""
-    eval_trace: str | None = None
-    """Held-out trace for the final evaluation (None skips it)."""
-    eval_loads: tuple[float, ...] = (1.0, 3.5)
-    """Loads of the held-out evaluation (x the trace's arrival rate)."""
-    eval_seeds: tuple[int, ...] = (0, 1, 2)
-    """Seeds of the held-out evaluation (they change source and model draws)."""
-    threads: int = 1
-    """torch threads during training (1: these tiny matrices run slower on more threads)."""
+from optimizer.rl.warm_start import imitate
 
 
 @dataclass(frozen=True)
@@ -151,22 +62,36 @@ class TrainResult:
     """Wall time of the whole run."""
 
 
+def seed_everything(config: TrainConfig) -> None:
+    """Seed Python's, numpy's and torch's generators with `config.seed` (the environments and
+    PPO take it too, in `setup`), and set torch's threads: the same config and seed give the
+    same artifact."""
+    random.seed(config.seed)
+    np.random.seed(config.seed)
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(config.threads)
+
+
 def train(
     config: TrainConfig,
     progress: ProgressFn | None = None,
     map_replays: MapFn = inline_map,
 ) -> TrainResult:
-    """Run the whole pipeline; `progress(fraction, metrics)` is called as it goes and
+    """Run every phase in order; `progress(fraction, metrics)` is called as it goes and
     `map_replays` runs validation and evaluation replays (inline by default)."""
     started = time.perf_counter()
-    run: Run = setup(config, progress, map_replays)
+    seed_everything(config)
+    run = setup(config, progress, map_replays)
     measure_baselines(run)
     imitate(run)
     ppo(run)
     export(run)
     evaluation = evaluate(run)
     wall = time.perf_counter() - started
-    run.finish(wall)
+    # policy.json once more, with the wall time and the verdict against the baselines.
+    run.record["wall_seconds"] = wall
+    run.record["below_baseline"] = run.below_baseline()
+    write_policy_json(run.out, run.record)
     return TrainResult(
         out=run.out,
         validation=run.best.metrics,

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,11 +18,12 @@ from optimizer.decide.registry import load_policy
 from optimizer.decide.scorers.learned import load_trained_policy
 from optimizer.decide.state.features import FEATURE_VERSION, N_FEATURES
 from optimizer.errors import InputFileError
+from optimizer.rl.config import TrainConfig
 from optimizer.rl.env import PlacementEnv
 from optimizer.rl.export import export_scorer, write_policy_json
 from optimizer.rl.network import DeepSetsPolicy
 from optimizer.rl.scenarios import ScenarioConfig
-from optimizer.rl.train import TrainConfig, train
+from optimizer.rl.train import train
 from optimizer.sim.requests import SERVED
 from optimizer.topology import Topology
 from optimizer.topology_files import load_topology
@@ -219,11 +221,9 @@ def test_load_policy_refuses_another_feature_version(
         load_policy(str(tmp_path), fleet)
 
 
-def test_train_api_runs_a_tiny_budget_and_reports_progress(
-    trace: list[TraceRequest], tmp_path: Path
-) -> None:
-    trace_path = tmp_path / "trace.jsonl"
-    trace_path.write_text(
+def _write_trace(trace: list[TraceRequest], path: Path) -> Path:
+    """`trace` as a Mooncake JSONL file, the form `train` reads."""
+    path.write_text(
         "".join(
             json.dumps(
                 {
@@ -237,6 +237,13 @@ def test_train_api_runs_a_tiny_budget_and_reports_progress(
             for r in trace
         )
     )
+    return path
+
+
+def test_train_api_runs_a_tiny_budget_and_reports_progress(
+    trace: list[TraceRequest], tmp_path: Path
+) -> None:
+    trace_path = _write_trace(trace, tmp_path / "trace.jsonl")
     seen: list[tuple[float, str]] = []
     config = TrainConfig(
         topology=str(FLEET),
@@ -289,6 +296,56 @@ def test_train_api_runs_a_tiny_budget_and_reports_progress(
     assert load_trained_policy(tuned.out).cost_weight == best["decision_cost_weight"]
     trace_rows = load_trace(trace_path, limit=5)
     assert len(trace_rows) == 5 and loaded.meta["seed"] == 0
+
+
+# What two runs of one config may differ in: wall-clock figures and where they wrote.
+_WALL_CLOCK = {"wall_seconds", "elapsed_s", "steps_per_s", "out"}
+
+
+def _without_wall_clock(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_wall_clock(v) for k, v in value.items() if k not in _WALL_CLOCK}
+    if isinstance(value, list):
+        return [_without_wall_clock(v) for v in value]
+    return value
+
+
+def test_the_same_config_and_seed_train_the_same_artifact(
+    trace: list[TraceRequest], tmp_path: Path
+) -> None:
+    """cleanrl's promise, kept by the phases of `train`: one config and seed, one artifact.
+    Two PPO rollouts of 512 steps, so the validation at 1024 scores weights PPO updated."""
+    config = TrainConfig(
+        topology=str(FLEET),
+        trace=str(_write_trace(trace, tmp_path / "trace.jsonl")),
+        out=str(tmp_path / "first" / "run"),
+        timesteps=1024,
+        bc_steps=256,
+        bc_epochs=1,
+        n_steps=64,
+        batch_size=64,
+        window=128,
+        validate_every=512,
+        validation_utilisations=(0.9,),
+        hidden=16,
+        seed=3,
+    )
+    first = train(config)
+    second = train(dataclasses.replace(config, out=str(tmp_path / "second" / "run")))
+    generator = torch.Generator().manual_seed(0)
+    rows = torch.randn(40, N_FEATURES, generator=generator)
+    mask = torch.rand(40, generator=generator) > 0.2
+    scorers = ("scorer.pt", "checkpoints/validation/start/scorer.pt")
+    scorers += ("checkpoints/validation/1024/scorer.pt",)
+    for scorer in scorers:
+        a = torch.jit.load(str(first.out / scorer))(rows, mask)
+        b = torch.jit.load(str(second.out / scorer))(rows, mask)
+        assert torch.equal(a, b), scorer
+    ppo_updated = torch.jit.load(str(first.out / scorers[2]))(rows, mask)
+    assert not torch.equal(ppo_updated, torch.jit.load(str(first.out / scorers[1]))(rows, mask))
+    meta = [json.loads((r.out / "policy.json").read_text()) for r in (first, second)]
+    assert _without_wall_clock(meta[0]) == _without_wall_clock(meta[1])
+    assert _without_wall_clock(first.history) == _without_wall_clock(second.history)
 
 
 @pytest.mark.slow

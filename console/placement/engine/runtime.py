@@ -31,6 +31,7 @@ from console.placement.metrics import (
     DECISIONS,
     FALLBACKS,
 )
+from console.placement.rollout import rollout_store
 from console.placement.selectors import engine_snapshot
 from console.placement.services import breaker_move_record, event_publish
 from optimizer.decide.filters.breakers import OPEN, BreakerBoard, BreakerConfig
@@ -161,10 +162,9 @@ class Runtime:
     def _flush_shadow(self) -> None:
         totals, self._shadow_totals = self._shadow_totals, {}
         if totals:
-            from console.policies.services import shadow_comparison_add
-
+            store = rollout_store()
             for version_id, (compared, agreed, ttft, cost) in totals.items():
-                shadow_comparison_add(
+                store.add_shadow_comparison(
                     version_id=version_id,
                     compared=int(compared),
                     agreed=int(agreed),

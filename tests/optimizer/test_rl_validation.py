@@ -1,4 +1,4 @@
-"""Training's validation score (`optimizer.rl.run`): attainment, with a penalty when the mean
+"""Training's validation score (`optimizer.rl.validation`): attainment, with a penalty when the mean
 TTFT exceeds the best heuristic's on the same replay, so the kept weights do not buy
 attainment by parking requests, and one when the cost per request exceeds the cheapest
 heuristic's within 0.5 point of the best (issue #18)."""
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from optimizer.rl.run import reference_cost_per_1k, reference_ttft_mean_ms, summarise
-from optimizer.rl.train import TrainConfig
+from optimizer.rl.config import TrainConfig
+from optimizer.rl.validation import reference_cost_per_1k, reference_ttft_mean_ms, summarise
 
 CONFIG = TrainConfig(topology="t.yaml", trace="x.csv", out="out")
 
