@@ -15,7 +15,8 @@ Both work inside one cluster, where the KV transfer is nearly free. Locus spans 
 this stage also prices the transfer: the prompt's KV (`kv_bytes_per_token` of the model,
 docs/contracts.md §1) crosses the link between the two sites at its bandwidth after its RTT
 (`Fleet.kv_rtt_s`, `Fleet.kv_s_per_byte`), and a split is kept only when its estimated TTFT
-beats the best one-node answer's. `bandwidth_aware=False` is the variant that ignores the
+beats the one-node answer's (the scorer's pick, which the split would replace).
+`bandwidth_aware=False` is the variant that ignores the
 links' bandwidth (only their RTT counts), kept to show what pricing the transfer is worth.
 
 The estimates are the decision's own (`optimizer.decide.state.estimates`): the prefill node's
@@ -65,7 +66,7 @@ def decode_wait_s(c: Candidates) -> np.ndarray:
 
 class ThresholdSplitter:
     """Split above a prompt-length threshold: prefill by queue plus prefix, decode by load
-    and the transfer to it, kept when the pair's estimated TTFT beats the best mixed node's."""
+    and the transfer to it, kept when the pair's estimated TTFT beats the one-node pick's."""
 
     LOAD_WEIGHT = 0.2  # weighted-score's: keeps decode headroom for bursts
 
@@ -131,11 +132,14 @@ class ThresholdSplitter:
         score = np.where(reachable, score, -np.inf)
         d_order = [j for j in top_k(score, min(k, len(d_index))) if reachable[j]]
         best_d = d_order[0]
+        # Against the one-node answer the split would replace: the scorer's pick.
         mixed_ttft: float | None = None
-        if len(mixed):
-            em = mixed.est
+        if order:
+            pick = np.zeros(len(mixed), dtype=bool)
+            pick[order[0]] = True
+            em = mixed.take(pick).est
             one_node = em.ttft_s if aware else em.ttft_s - em.transfer_s
-            mixed_ttft = float(one_node.min())
+            mixed_ttft = float(one_node[0])
             if ttft[best_d] >= mixed_ttft:
                 return None
         answers: list[Pair] = []
