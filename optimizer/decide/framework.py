@@ -131,8 +131,8 @@ class Scorer(Protocol):
 class Split:
     """Why an answer is split: the KV it moves from the prefill node's site to the decode
     node's, how long that takes over the link between them (its RTT plus the bytes at its
-    bandwidth), and the estimated TTFT split against the best one-node answer's (None when no
-    mixed node could answer)."""
+    bandwidth), and the estimated TTFT split against the one-node answer's it replaces (the
+    scorer's pick; None when no mixed node could answer)."""
 
     kv_bytes: int
     transfer_s: float

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 
+from optimizer.cli import main
 from optimizer.decide.pipeline import Pipeline
 from optimizer.decide.registry import get_filter, get_policy, get_splitter
 from optimizer.decide.state.fleet import Fleet
 from optimizer.sim import ScheduledEvent, Simulator, simulate
 from optimizer.sim.requests import FAILED, SERVED
-from tests.optimizer.fleets import pd_topology, request
+from optimizer.topology_files import load_topology
+from tests.optimizer.fleets import MOONCAKE, REPO, pd_topology, request
 
+PD_FLEET = REPO / "optimizer" / "topologies" / "pd-two-regions.yaml"
 PROMPT = 10_000
 # a-edge -> b-core: RTT 10 ms over 1 Gbit/s; the big prefill node does 10k tokens/s; the
 # small decode node steps in 20 ms + 2 ms per sequence; 1 kB of KV a token.
@@ -100,3 +107,27 @@ def test_a_failed_prefill_node_loses_nothing_queued_and_its_decode_node_stops_ex
     assert t.status == [FAILED, SERVED, SERVED]
     assert t.prefill_node[1:] == [fleet.index_of["cloud-p"]] * 2
     assert all(n.in_flight == 0 and n.reserved == 0 for n in result.nodes)
+
+
+def _cli(tmp_path: Path, name: str, *extra: str) -> dict[str, Any]:
+    out = tmp_path / name
+    argv = ["simulate", "--topology", str(PD_FLEET), "--trace", str(MOONCAKE), "--policy",
+            "weighted-score", "--limit", "200", "--utilisation", "1.2",
+            "--telemetry-interval", "10", "--report", str(out), *extra]  # fmt: skip
+    assert main(argv) == 0
+    report: dict[str, Any] = json.loads(out.read_text())
+    return report
+
+
+def test_the_command_line_splits_or_runs_every_node_mixed(tmp_path: Path) -> None:
+    def served_by(report: dict[str, Any], role: str) -> int:
+        roles = {n.name: n.role for n in load_topology(PD_FLEET).nodes}
+        return sum(v["requests"] for n, v in report["per_node"].items() if roles[n] == role)
+
+    roles_only = _cli(tmp_path, "roles.json")
+    split = _cli(tmp_path, "split.json", "--split", "pd-threshold")
+    mixed = _cli(tmp_path, "mixed.json", "--all-mixed")
+    assert served_by(roles_only, "prefill") == served_by(roles_only, "decode") == 0
+    assert split["split"] == "pd-threshold" and "split" not in roles_only
+    assert served_by(split, "prefill") == 0 < served_by(split, "decode")  # answered by decode
+    assert mixed["all_mixed"] is True and served_by(mixed, "prefill") > 0
