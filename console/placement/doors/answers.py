@@ -31,6 +31,23 @@ class RejectedSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
 
+class GuardCountsSerializer(serializers.Serializer):
+    inside = serializers.IntegerField()
+    clamped = serializers.IntegerField()
+    out_of_distribution = serializers.IntegerField()
+
+
+class GuardNoteSerializer(serializers.Serializer):
+    verdict = serializers.ChoiceField(
+        choices=["inside", "clamped", "out_of_distribution"],
+        help_text="What the learned scorer's trust region did: nothing (`inside`), moved its "
+        "pick into the region (`clamped`), or let the anchor heuristic decide "
+        "(`out_of_distribution`).",
+    )
+    anchor = serializers.CharField(help_text="The heuristic the region is drawn around.")
+    counts = GuardCountsSerializer(help_text="Decisions per verdict since the policy loaded.")
+
+
 class PlacementAnswerSerializer(serializers.Serializer):
     decision_id = serializers.CharField()
     node = serializers.CharField()
@@ -43,6 +60,9 @@ class PlacementAnswerSerializer(serializers.Serializer):
     )
     candidates = CandidateSerializer(many=True, required=False)
     rejected = RejectedSerializer(many=True, required=False)
+    guard = GuardNoteSerializer(
+        required=False, help_text="With explain, for a learned policy: its trust region's note."
+    )
 
 
 class PlacementBatchAnswerSerializer(serializers.Serializer):
