@@ -33,6 +33,7 @@ from optimizer.decide.scorers.latency_first import LatencyFirstPolicy
 from optimizer.decide.scorers.learned import (
     POLICY_FILE,
     SCORER_FILE,
+    TRUST_REGION,
     TrainedPolicy,
     load_trained_policy,
 )
@@ -132,8 +133,6 @@ def load_policy(spec: str, topology: Topology, seed: int = 0) -> Policy:
     )
 
 
-# policy.json's key for the trust region: false opts out, an object overrides its settings.
-TRUST_REGION = "trust_region"
 # The heuristic a trained scorer is confined around unless policy.json names another built-in
 # (`trust_region.anchor`): weighted-score, not the warm-start teacher. Measured on the
 # held-out retail-edge fleet (Azure conversation trace, 600 requests, seed 0, utilisation

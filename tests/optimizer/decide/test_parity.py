@@ -22,8 +22,8 @@ from optimizer.decide.registry import (
     get_filter,
     get_policy,
 )
-from optimizer.decide.scorers.learned import load_trained_policy
 from optimizer.decide.request import PlacementRequest, placement_request
+from optimizer.decide.scorers.learned import load_trained_policy
 from optimizer.decide.state.candidates import Candidates, dynamic_of_views
 from optimizer.decide.state.fleet import Fleet
 from optimizer.decision import NodeView, node_view

@@ -17,7 +17,12 @@ from optimizer.decide.explain import guard_note
 from optimizer.decide.registry import GENERALIST_DIR, get_policy, load_policy
 from optimizer.decide.request import PlacementRequest, placement_request
 from optimizer.decide.scorers.base import Policy
-from optimizer.decide.scorers.learned import POLICY_FILE, SCORER_FILE, TrainedPolicy
+from optimizer.decide.scorers.learned import (
+    POLICY_FILE,
+    SCORER_FILE,
+    TrainedPolicy,
+    scorer_digest,
+)
 from optimizer.decide.scorers.trust_region import Region, TrustRegionPolicy
 from optimizer.decide.state.candidates import Candidates
 from optimizer.decide.state.fleet import D_QUEUE, DYNAMIC_COLUMNS, Fleet
@@ -176,11 +181,15 @@ def test_a_policy_may_opt_out_or_set_its_region_and_bad_settings_are_refused(
         out = tmp_path / name
         shutil.copytree(GENERALIST_DIR, out)
         meta = json.loads((out / POLICY_FILE).read_text())
-        meta["trust_region"] = region
+        if region is not None:
+            meta["trust_region"] = region
         (out / POLICY_FILE).write_text(json.dumps(meta))
         return out
 
     topology = fleet.topology
+    # The region changes the decisions, so a registered version's digest covers it.
+    assert scorer_digest(with_region("same", None)) == scorer_digest(GENERALIST_DIR)
+    assert scorer_digest(with_region("wider", {"margin": 0.2})) != scorer_digest(GENERALIST_DIR)
     bare = load_policy(str(with_region("bare", False)), topology)
     assert isinstance(bare, TrainedPolicy)
     assert guard_note(bare) is None
