@@ -108,7 +108,7 @@ def guard_note(policy: object) -> dict[str, Any] | None:
     """What the trust region (`optimizer.decide.scorers.trust_region`) did on the decision
     `policy` scored last, and since it was loaded: `{"verdict", "anchor", "counts":
     {verdict: decisions}}`, so an SRE sees when the guard overrode the learned scorer
-    (`clamped`) or bypassed it (`out_of_distribution`). None for a policy without one."""
+    (`outside`) or bypassed it (`out_of_distribution`). None for a policy without one."""
     if not isinstance(policy, TrustRegionPolicy) or not policy.verdict:
         return None
     return {

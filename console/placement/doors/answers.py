@@ -33,16 +33,16 @@ class RejectedSerializer(serializers.Serializer):
 
 class GuardCountsSerializer(serializers.Serializer):
     inside = serializers.IntegerField()
-    clamped = serializers.IntegerField()
+    outside = serializers.IntegerField()
     out_of_distribution = serializers.IntegerField()
 
 
 class GuardNoteSerializer(serializers.Serializer):
     verdict = serializers.ChoiceField(
-        choices=["inside", "clamped", "out_of_distribution"],
-        help_text="What the learned scorer's trust region did: nothing (`inside`), moved its "
-        "pick into the region (`clamped`), or let the anchor heuristic decide "
-        "(`out_of_distribution`).",
+        choices=["inside", "outside", "out_of_distribution"],
+        help_text="What the learned scorer's trust region did: nothing (`inside`: the learned "
+        "pick is one the anchor heuristic rates near its own), or let the anchor decide "
+        "(`outside`: it is not; `out_of_distribution`: the state is outside training's).",
     )
     anchor = serializers.CharField(help_text="The heuristic the region is drawn around.")
     counts = GuardCountsSerializer(help_text="Decisions per verdict since the policy loaded.")

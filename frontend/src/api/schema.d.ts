@@ -1678,15 +1678,15 @@ export interface components {
         };
         GuardCounts: {
             inside: number;
-            clamped: number;
+            outside: number;
             out_of_distribution: number;
         };
         GuardNote: {
             /**
-             * @description What the learned scorer's trust region did: nothing (`inside`), moved its pick into the region (`clamped`), or let the anchor heuristic decide (`out_of_distribution`).
+             * @description What the learned scorer's trust region did: nothing (`inside`: the learned pick is one the anchor heuristic rates near its own), or let the anchor decide (`outside`: it is not; `out_of_distribution`: the state is outside training's).
              *
              *     * `inside` - inside
-             *     * `clamped` - clamped
+             *     * `outside` - outside
              *     * `out_of_distribution` - out_of_distribution
              */
             verdict: components["schemas"]["VerdictEnum"];
@@ -2843,11 +2843,11 @@ export interface components {
         };
         /**
          * @description * `inside` - inside
-         *     * `clamped` - clamped
+         *     * `outside` - outside
          *     * `out_of_distribution` - out_of_distribution
          * @enum {string}
          */
-        VerdictEnum: "inside" | "clamped" | "out_of_distribution";
+        VerdictEnum: "inside" | "outside" | "out_of_distribution";
         WorkloadShare: {
             readonly id: number;
             model: string;

@@ -11,27 +11,29 @@ decision:
    only statistics an artifact records), the scorer is extrapolating, and the anchor's scores
    are answered as they are. Chebyshev's inequality bounds the training rows beyond 8
    deviations at 1/64, so the default rarely fires on data like the training data.
-2. **Otherwise the learned scorer may only reorder the region.** The region is every candidate
-   the anchor itself rates within `margin` of its best, in its own score units (the shipped
-   anchor, weighted-score, scores in fractions of the request's own SLO targets and budget,
-   so 0.1 is a tenth of a target), whose estimated TTFT is also within `ttft_slack` of the
-   anchor's pick's (the issue's light-load goal: mean TTFT within 10%).
-   The learned scorer's best candidate of the region is picked: when its own pick lies in
-   the region, nothing changes (its scores there are answered unchanged); when it does not,
-   its pick is clamped to the region and every candidate outside it ranks below, in the
-   anchor's order.
+2. **Otherwise the learned scorer picks only inside the region.** The region is every
+   candidate the anchor itself rates within `margin` of its best, in its own score units (the
+   shipped anchor, weighted-score, scores in fractions of the request's own SLO targets and
+   budget, so 0.1 is a tenth of a target), whose estimated TTFT is also within `ttft_slack`
+   of the anchor's pick's (the issue's light-load goal: mean TTFT within 10%). When the
+   learned scorer's own pick lies in the region, nothing changes: its scores are answered as
+   they are. When it does not, the learned scorer disagrees with the anchor by more than the
+   anchor's estimates allow, and the anchor's scores are answered instead.
 
-So no pick is ever one the anchor rates more than `margin` below its own, or slower to first
-token by more than `ttft_slack` in the anchor's estimate: by construction, the guarded scorer
-can lose to its anchor only by what the anchor's own estimates cannot tell apart. The residual
-alternative (learned score added to the anchor's) bounds nothing where the learned term is
-large, and a gate measured on validation bounds only validation's fleets; a trust region
-bounds every decision. Its price: a learned pick outside the region is never taken, however
-good (see docs/learned-policy.md, "The trust region", for what that costs on the suite).
+So every pick is either the anchor's own or one the anchor rates within `margin` of it and no
+slower to first token than `ttft_slack` more, in its own estimates: per decision, the guarded
+scorer can lose to its anchor only by what the anchor cannot tell apart. Over a run, those
+near-ties still change the state later decisions see, so at heavy load the guarded scorer's
+attainment moves around the anchor's by more than per-decision ties suggest
+(docs/learned-policy.md, "The trust region", has the figures). Alternatives considered: a
+residual (the learned score added to the anchor's) bounds nothing where the learned term is
+large; a gate measured on validation bounds only validation's fleets; keeping the learned
+scorer's favourite of the region when its own pick lies outside it (a clamp) lost more than
+falling back did on the probe that chose between them (in the guide).
 
-Each decision's verdict (`inside`, `clamped` or `out_of_distribution`) is left on the object,
-and counted, so the engine's receipt and `explain` can show when the guard acted
-(`optimizer.decide.explain.guard_note`).
+Each decision's verdict (`inside`; `outside`: the learned pick was not, and the anchor
+decided; `out_of_distribution`) is left on the object, and counted, so the engine's receipt and
+`explain` show when the guard acted (`optimizer.decide.explain.guard_note`).
 """
 
 from __future__ import annotations
@@ -46,9 +48,9 @@ from optimizer.decide.scorers.base import Policy
 from optimizer.decide.state.candidates import Candidates
 
 INSIDE = "inside"
-CLAMPED = "clamped"
+OUTSIDE = "outside"
 OUT_OF_DISTRIBUTION = "out_of_distribution"
-VERDICTS = (INSIDE, CLAMPED, OUT_OF_DISTRIBUTION)
+VERDICTS = (INSIDE, OUTSIDE, OUT_OF_DISTRIBUTION)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +83,8 @@ class Region:
 
 
 class TrustRegionPolicy(Policy):
-    """`learned`'s scores, confined to the region around `anchor`'s pick (module docstring).
+    """`learned`'s scores when its pick lies in the region around `anchor`'s, else `anchor`'s
+    (module docstring).
     `shift`/`scale`: the training rows' per-feature mean and deviation (None: no
     out-of-distribution test). One object per decision stream: it keeps the last verdict."""
 
@@ -125,11 +128,9 @@ class TrustRegionPolicy(Policy):
             return self._judged(OUT_OF_DISTRIBUTION, anchor)
         learned = np.asarray(self.learned.score(c), dtype=np.float64)
         region = self.inside(c, anchor)
-        verdict = INSIDE if region[int(np.argmax(learned))] else CLAMPED
-        # Outside the region: below the region's lowest learned score, in the anchor's order.
-        floor = float(learned[region].min()) - 1.0
-        below = floor - (float(anchor.max()) - anchor)
-        return self._judged(verdict, np.where(region, learned, below))
+        if region[int(np.argmax(learned))]:
+            return self._judged(INSIDE, learned)
+        return self._judged(OUTSIDE, anchor)
 
     def _judged(self, verdict: str, scores: np.ndarray) -> np.ndarray:
         self.verdict = verdict

@@ -15,7 +15,7 @@ import torch
 from optimizer.cli import main
 from optimizer.decide.explain import guard_note
 from optimizer.decide.registry import GENERALIST_DIR, get_policy, load_policy
-from optimizer.decide.request import PlacementRequest, placement_request
+from optimizer.decide.request import PlacementRequest
 from optimizer.decide.scorers.base import Policy
 from optimizer.decide.scorers.learned import (
     POLICY_FILE,
@@ -25,9 +25,8 @@ from optimizer.decide.scorers.learned import (
 )
 from optimizer.decide.scorers.trust_region import Region, TrustRegionPolicy
 from optimizer.decide.state.candidates import Candidates
-from optimizer.decide.state.fleet import D_QUEUE, DYNAMIC_COLUMNS, Fleet
+from optimizer.decide.state.fleet import D_QUEUE, Fleet
 from optimizer.errors import InputFileError
-from optimizer.topology_files import load_topology
 from tests.optimizer.decide.conftest import constrained
 from tests.optimizer.fleets import AZURE, FLEET_DEMO
 
@@ -110,8 +109,7 @@ def test_the_guard_changes_nothing_while_the_learned_pick_is_in_the_region(
     learned[best] = n + 1.0
     guard = TrustRegionPolicy(_Scores(list(learned)), anchor, Region(), None, None)
     scores = guard.score(c)
-    region = guard.inside(c, anchor.score(c))
-    np.testing.assert_array_equal(scores[region], learned[region])
+    np.testing.assert_array_equal(scores, learned)
     assert int(np.argmax(scores)) == best
     assert guard.verdict == "inside" and guard.counts["inside"] == 1
     # A region wide enough for every candidate leaves every score as the learned scorer's.
@@ -120,39 +118,24 @@ def test_the_guard_changes_nothing_while_the_learned_pick_is_in_the_region(
     assert wide.verdict == "inside"
 
 
-def test_a_pick_outside_the_region_is_clamped_into_it_and_the_rest_follow_the_anchor() -> None:
-    fleet = Fleet(load_topology(FLEET_DEMO))
-    topology = fleet.topology
-    source = topology.sources[0]
-    request = placement_request(
-        topology,
-        model=topology.models[0].name,
-        source_site=source.site,
-        slo=source.slo,
-        prompt_tokens=100,
-        max_output_tokens=10,
-    )
-    dynamic = np.zeros((fleet.size, DYNAMIC_COLUMNS))
-    c = _candidates(fleet, request, dynamic)
-    n = len(c)
-    assert n >= 3
-    # The anchor rates candidate 0 best, 1 close behind, the others far below.
-    anchor_scores = [0.0, -0.05] + [-1.0 - i for i in range(n - 2)]
-    anchor = _Scores(anchor_scores, "anchor")
-    learned = _Scores([0.0, 1.0] + [10.0 + i for i in range(n - 2)])  # prefers the worst
-    guard = TrustRegionPolicy(learned, anchor, Region(margin=0.1, ttft_slack=1e9), None, None)
-    scores = guard.score(c)
-    assert guard.verdict == "clamped"
-    assert int(np.argmax(scores)) == 1  # the learned scorer's favourite of the region
-    outside = scores[2:]
-    assert outside.max() < scores[:2].min()
-    assert list(np.argsort(-outside, kind="stable")) == list(range(n - 2))  # anchor's order
-    note = guard_note(guard)
-    assert note == {
-        "verdict": "clamped",
+def test_a_learned_pick_outside_the_region_leaves_the_decision_to_the_anchor(
+    fleet: Fleet, request_: PlacementRequest, dynamic: np.ndarray
+) -> None:
+    c = _candidates(fleet, request_, dynamic)
+    # The anchor rates the first candidate best, the second a full target below; the learned
+    # scorer prefers the second.
+    anchor = _Scores([0.0, -1.0], "anchor")
+    guard = TrustRegionPolicy(_Scores([0.0, 1.0]), anchor, Region(margin=0.1), None, None)
+    np.testing.assert_array_equal(guard.score(c), [0.0, -1.0])
+    assert guard_note(guard) == {
+        "verdict": "outside",
         "anchor": "anchor",
-        "counts": {"inside": 0, "clamped": 1, "out_of_distribution": 0},
+        "counts": {"inside": 0, "outside": 1, "out_of_distribution": 0},
     }
+    # Within the margin, the learned pick stands.
+    near = TrustRegionPolicy(_Scores([0.0, 1.0]), anchor, Region(margin=1.0), None, None)
+    np.testing.assert_array_equal(near.score(c), [0.0, 1.0])
+    assert near.verdict == "inside"
 
 
 def test_out_of_the_training_distribution_the_anchor_decides(
@@ -164,7 +147,7 @@ def test_out_of_the_training_distribution_the_anchor_decides(
     assert isinstance(policy, TrustRegionPolicy)
     assert policy.anchor.name == "weighted-score"
     policy.score(_candidates(fleet, request_, dynamic))
-    assert policy.verdict in ("inside", "clamped")
+    assert policy.verdict in ("inside", "outside")
     flooded = dynamic.copy()
     flooded[int(_candidates(fleet, request_, dynamic).index[0]), D_QUEUE] = 1e6
     c = _candidates(fleet, request_, flooded)
