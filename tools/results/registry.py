@@ -100,7 +100,7 @@ mkdir -p docs/results/reports/heldout-suite
         about=(
             "The shipped generalist serves inside a trust region around weighted-score "
             "([the trust region](../learned-policy.md#the-trust-region)); here it is judged as "
-            "it serves (guarded) and as a copy with `\"trust_region\": false` (bare), on every "
+            'it serves (guarded) and as a copy with `"trust_region": false` (bare), on every '
             "held-out fleet, trace and load, with its anchor and the best heuristic. A reduced "
             "run (1,000 requests, five heuristics: every cell's best in the full suite), so the "
             "suite's own table above still shows the bare generalist on 4,000."

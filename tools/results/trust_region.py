@@ -48,7 +48,8 @@ def trust_region(reports: Sequence[Report]) -> str:
         if r.name == "bare"
         for c in r.data["cells"]
     }
-    rows, gaps = [], {}
+    rows: list[list[str]] = []
+    gaps: dict[str, list[tuple[float, float, float]]] = {}
     for report in reports:
         if not report.name.startswith("guarded"):
             continue
