@@ -1,6 +1,7 @@
 """What `"explain": true` adds to a decision: every candidate with its score, rank, estimates
-and the state it was judged on (docs/contracts.md §4), best first; and the receipt's rows
-every decision keeps (docs/dashboard.md)."""
+and the state it was judged on (docs/contracts.md §4), best first; the receipt's rows every
+decision keeps (docs/dashboard.md); and the trust region's note, when a learned scorer's
+guard judged the decision (`guard_note`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from optimizer.decide.pickers.top_k import top_k
+from optimizer.decide.scorers.trust_region import VERDICTS, TrustRegionPolicy
 from optimizer.decide.state.candidates import Candidates
 from optimizer.decide.state.fleet import D_KV_USED, D_QUEUE, D_RUNNING, S_KV_CAPACITY
 from optimizer.decide.state.live import LiveState
@@ -100,3 +102,17 @@ def receipt_candidates(
             }
         )
     return rows
+
+
+def guard_note(policy: object) -> dict[str, Any] | None:
+    """What the trust region (`optimizer.decide.scorers.trust_region`) did on the decision
+    `policy` scored last, and since it was loaded: `{"verdict", "anchor", "counts":
+    {verdict: decisions}}`, so an SRE sees when the guard overrode the learned scorer
+    (`outside`) or bypassed it (`out_of_distribution`). None for a policy without one."""
+    if not isinstance(policy, TrustRegionPolicy) or not policy.verdict:
+        return None
+    return {
+        "verdict": policy.verdict,
+        "anchor": policy.anchor.name,
+        "counts": {v: policy.counts[v] for v in VERDICTS},
+    }

@@ -11,6 +11,7 @@ from rest_framework import serializers
 
 from console.buckets import MAX_BUCKETS, pick_step
 from console.placement.breach_flags import breaches_around, picked_in_breach
+from console.placement.doors.answers import GuardNoteSerializer
 from console.placement.models import DecisionRecord
 from console.placement.selectors import DecisionQuery
 
@@ -50,6 +51,9 @@ class ReceiptSerializer(serializers.Serializer):
         child=serializers.IntegerField(),
         required=False,
         help_text="Rejected nodes counted by reason.",
+    )
+    guard = GuardNoteSerializer(
+        required=False, help_text="For a learned policy: what its trust region did."
     )
     picked_in_breach = PickedInBreachSerializer(
         required=False,

@@ -31,6 +31,23 @@ class RejectedSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
 
+class GuardCountsSerializer(serializers.Serializer):
+    inside = serializers.IntegerField()
+    outside = serializers.IntegerField()
+    out_of_distribution = serializers.IntegerField()
+
+
+class GuardNoteSerializer(serializers.Serializer):
+    verdict = serializers.ChoiceField(
+        choices=["inside", "outside", "out_of_distribution"],
+        help_text="What the learned scorer's trust region did: nothing (`inside`: the learned "
+        "pick is one the anchor heuristic rates near its own), or let the anchor decide "
+        "(`outside`: it is not; `out_of_distribution`: the state is outside training's).",
+    )
+    anchor = serializers.CharField(help_text="The heuristic the region is drawn around.")
+    counts = GuardCountsSerializer(help_text="Decisions per verdict since the policy loaded.")
+
+
 class PlacementAnswerSerializer(serializers.Serializer):
     decision_id = serializers.CharField()
     node = serializers.CharField()
@@ -43,6 +60,9 @@ class PlacementAnswerSerializer(serializers.Serializer):
     )
     candidates = CandidateSerializer(many=True, required=False)
     rejected = RejectedSerializer(many=True, required=False)
+    guard = GuardNoteSerializer(
+        required=False, help_text="With explain, for a learned policy: its trust region's note."
+    )
 
 
 class PlacementBatchAnswerSerializer(serializers.Serializer):

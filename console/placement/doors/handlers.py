@@ -85,6 +85,8 @@ def _answer(d: Decision, explain: bool) -> dict[str, Any]:
         body["degraded"] = d.degraded
     if explain:
         body["candidates"] = d.candidates
+        if d.guard is not None:
+            body["guard"] = d.guard
         body["rejected"] = [{"node": n, "reason": r} for n, r in sorted(d.rejected.items())]
     return body
 

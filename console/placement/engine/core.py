@@ -22,7 +22,7 @@ from typing import Any
 
 from console.placement.engine.ids import decision_ids
 from console.placement.engine.inputs import DecisionInput, request_of
-from optimizer.decide.explain import explain, receipt_candidates
+from optimizer.decide.explain import explain, guard_note, receipt_candidates
 from optimizer.decide.filters.breakers import BreakerBoard
 from optimizer.decide.framework import Trip
 from optimizer.decide.pickers.arms import arm
@@ -62,6 +62,8 @@ class Decision:
     caller: str = ""
     # The best RECEIPT_CANDIDATES candidates in the receipt's compact form (receipts.py).
     top: list[dict[str, Any]] = field(default_factory=list)
+    # What a learned scorer's trust region did (`optimizer.decide.explain.guard_note`).
+    guard: dict[str, Any] | None = None
 
 
 class Engine:
@@ -180,6 +182,7 @@ class Engine:
                 degraded=scorer.degraded,
                 session_id=body.session_id,
                 caller=body.caller,
+                guard=guard_note(self._load_policy(scorer.used, snap)),
             )
             if snap.rollout.shadow is not None:
                 decision.shadow = self._shadow(snap, candidates, pick)

@@ -19,10 +19,14 @@ RECEIPT_VERSION = 2
 def receipt_of(decision: Decision) -> dict[str, Any]:
     """`{"v", "candidates": [{node, site, score, ttft_ms, e2e_ms, prefill_ms, cost_usd,
     kv_used, queue}],
-    "rejected": {reason: count}}`: the best RECEIPT_CANDIDATES candidates in rank order and
-    the rejected nodes counted by reason (not named: a receipt stays small on any fleet)."""
-    return {
+    "rejected": {reason: count}, "guard"?}`: the best RECEIPT_CANDIDATES candidates in rank
+    order, the rejected nodes counted by reason (not named: a receipt stays small on any
+    fleet) and, when a learned scorer's trust region judged the decision, its note."""
+    receipt = {
         "v": RECEIPT_VERSION,
         "candidates": decision.top[:RECEIPT_CANDIDATES],
         "rejected": dict(Counter(decision.rejected.values())),
     }
+    if decision.guard is not None:
+        receipt["guard"] = decision.guard
+    return receipt

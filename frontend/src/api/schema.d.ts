@@ -1676,6 +1676,25 @@ export interface components {
             /** Format: date-time */
             to: string;
         };
+        GuardCounts: {
+            inside: number;
+            outside: number;
+            out_of_distribution: number;
+        };
+        GuardNote: {
+            /**
+             * @description What the learned scorer's trust region did: nothing (`inside`: the learned pick is one the anchor heuristic rates near its own), or let the anchor decide (`outside`: it is not; `out_of_distribution`: the state is outside training's).
+             *
+             *     * `inside` - inside
+             *     * `outside` - outside
+             *     * `out_of_distribution` - out_of_distribution
+             */
+            verdict: components["schemas"]["VerdictEnum"];
+            /** @description The heuristic the region is drawn around. */
+            anchor: string;
+            /** @description Decisions per verdict since the policy loaded. */
+            counts: components["schemas"]["GuardCounts"];
+        };
         /**
          * @description * `generalist` - generalist
          *     * `imitation` - imitation
@@ -2245,6 +2264,8 @@ export interface components {
             degraded?: string;
             candidates?: components["schemas"]["Candidate"][];
             rejected?: components["schemas"]["Rejected"][];
+            /** @description With explain, for a learned policy: its trust region's note. */
+            guard?: components["schemas"]["GuardNote"];
         };
         PlacementBatchAnswer: {
             /** @description One answer per request, in order; an unplaceable request holds an `error` object. */
@@ -2526,6 +2547,8 @@ export interface components {
             rejected?: {
                 [key: string]: number;
             };
+            /** @description For a learned policy: what its trust region did. */
+            guard?: components["schemas"]["GuardNote"];
             /** @description The open SLA breach naming the picked node when it was picked (the most severe), or null. Read from the breaches when the record is read, not stored. */
             picked_in_breach?: components["schemas"]["PickedInBreach"] | null;
         };
@@ -2818,6 +2841,13 @@ export interface components {
                 [key: string]: string;
             };
         };
+        /**
+         * @description * `inside` - inside
+         *     * `outside` - outside
+         *     * `out_of_distribution` - out_of_distribution
+         * @enum {string}
+         */
+        VerdictEnum: "inside" | "outside" | "out_of_distribution";
         WorkloadShare: {
             readonly id: number;
             model: string;

@@ -31,6 +31,9 @@ SCORER_FILE = "scorer.pt"
 POLICY_FILE = "policy.json"
 
 DECISION_COST_WEIGHT = "decision_cost_weight"
+# policy.json's trust region (`optimizer.decide.scorers.trust_region`): false opts out, an
+# object overrides its settings; absent, the defaults serve.
+TRUST_REGION = "trust_region"
 # Far above any useful value (0.5 was chosen for the generalist; 2 already cost it a point of
 # attainment on validation), and small enough that the score stays finite for any estimate.
 MAX_DECISION_COST_WEIGHT = 1000.0
@@ -52,9 +55,9 @@ def decision_cost_weight(meta: dict[str, Any]) -> float:
 
 def scorer_digest(directory: str | Path) -> str:
     """SHA-256 of a trained policy directory's decision rule ("" when scorer.pt cannot be
-    read): scorer.pt, and policy.json's `decision_cost_weight` when it sets one, since that
-    changes the decisions too. What a registered version records, and what serving checks
-    before loading it. (Without a cost weight it is scorer.pt's own SHA-256, as before.)"""
+    read): scorer.pt, and policy.json's `decision_cost_weight` and `trust_region` when it
+    sets them, since they change the decisions too. What a registered version records, and
+    what serving checks before loading it. (Without either it is scorer.pt's own SHA-256.)"""
     sha = hashlib.sha256()
     try:
         with (Path(directory) / "scorer.pt").open("rb") as f:
@@ -64,11 +67,15 @@ def scorer_digest(directory: str | Path) -> str:
         return ""
     try:
         meta = json.loads((Path(directory) / "policy.json").read_text(encoding="utf-8"))
-        weight = meta.get(DECISION_COST_WEIGHT) if isinstance(meta, dict) else None
     except (OSError, ValueError):
-        weight = None  # the loader refuses such a directory with the reason
+        meta = None  # the loader refuses such a directory with the reason
+    meta = meta if isinstance(meta, dict) else {}
+    weight = meta.get(DECISION_COST_WEIGHT)
     if weight:
         sha.update(f"\0{DECISION_COST_WEIGHT}={weight!r}".encode())
+    region = meta.get(TRUST_REGION)
+    if region is not None:
+        sha.update(f"\0{TRUST_REGION}={json.dumps(region, sort_keys=True)}".encode())
     return sha.hexdigest()
 
 

@@ -9,9 +9,14 @@ from typing import Any
 import pytest
 
 from console.inventory.models import Node
+from console.inventory.services import topology_import
 from console.placement.engine.core import RECEIPT_CANDIDATES
+from console.placement.engine.runtime import runtime
 from console.placement.models import DecisionRecord
+from optimizer.decide.scorers.trust_region import VERDICTS
+from optimizer.topology_files import parse_topology
 from telemetry.models import BreachNode, SlaBreach
+from tests.console.placement.conftest import MIXED_FLEET
 from tests.console.placement.test_decisions import INTERACTIVE
 
 pytestmark = pytest.mark.django_db
@@ -39,6 +44,7 @@ def test_a_viewer_reads_why_a_past_decision_went_where_it_did(
     for candidate in receipt["candidates"]:
         assert 0 < candidate["ttft_ms"] <= candidate["e2e_ms"]
         assert candidate["cost_usd"] > 0
+    assert "guard" not in receipt  # a heuristic has no trust region
     assert receipt["rejected"] == {
         "node_draining": 1,
         "node_cordoned": 1,
@@ -46,6 +52,34 @@ def test_a_viewer_reads_why_a_past_decision_went_where_it_did(
         "model_not_served": 1,
         "unreachable": 1,
     }
+
+
+def test_a_learned_policys_receipt_and_explain_show_what_its_trust_region_did(
+    db: Any, engine_settings: Any, client_for: Any
+) -> None:
+    """The generalist serves inside its trust region (optimizer.decide.scorers.trust_region):
+    every receipt, and an explained answer, say what the region did to that decision and
+    how many decisions of each verdict the serving process has seen."""
+    engine_settings.LOCUS_DEFAULT_POLICY = "generalist"
+    topology_import(topology=parse_topology(MIXED_FLEET))
+    rt = runtime()
+    rt.refresh()
+    service = client_for("service")
+    first = service.post("/api/v1/placements", INTERACTIVE, format="json").json()
+    explained = service.post(
+        "/api/v1/placements", {**INTERACTIVE, "explain": True}, format="json"
+    ).json()
+    assert explained["policy"]["name"] == "generalist"
+    guard = explained["guard"]
+    assert guard["anchor"] == "weighted-score"
+    assert guard["verdict"] in VERDICTS
+    assert sum(guard["counts"].values()) == 2 and guard["counts"][guard["verdict"]] >= 1
+    rt.recorder.flush()
+    receipt = (
+        client_for("viewer").get(f"/api/v1/decisions/{first['decision_id']}").json()["receipt"]
+    )
+    assert receipt["guard"]["anchor"] == "weighted-score"
+    assert sum(receipt["guard"]["counts"].values()) == 1
 
 
 def test_a_receipt_keeps_only_the_top_candidates(mixed_fleet: Any, client_for: Any) -> None:

@@ -16,8 +16,14 @@ from hypothesis import strategies as st
 
 from optimizer.constraints import filter_candidates
 from optimizer.decide.pipeline import Pipeline
-from optimizer.decide.registry import POLICY_NAMES, get_filter, get_policy, load_policy
+from optimizer.decide.registry import (
+    GENERALIST_DIR,
+    POLICY_NAMES,
+    get_filter,
+    get_policy,
+)
 from optimizer.decide.request import PlacementRequest, placement_request
+from optimizer.decide.scorers.learned import load_trained_policy
 from optimizer.decide.state.candidates import Candidates, dynamic_of_views
 from optimizer.decide.state.fleet import Fleet
 from optimizer.decision import NodeView, node_view
@@ -174,7 +180,8 @@ def test_every_heuristic_scores_and_picks_as_its_reference(case: Case, seed: int
 
 @pytest.fixture(scope="module")
 def trained() -> object:
-    return load_policy(str(TRAINED), FLEET)
+    """The scorer itself, not the trust region `load_policy` serves it in."""
+    return load_trained_policy(TRAINED)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -199,7 +206,7 @@ def test_the_learned_scorer_scores_and_picks_as_torchscript_on_reference_rows(
 
 @pytest.fixture(scope="module")
 def generalist() -> object:
-    return load_policy("generalist", FLEET)
+    return load_trained_policy(GENERALIST_DIR)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -88,13 +88,14 @@ def test_train_refuses_a_bad_decision_cost_weight(
 
 def test_a_replay_of_the_generalist_applies_its_weight(tmp_path: Path) -> None:
     """The same replay with weight 0 and with the shipped 0.5: different placements, and the
-    weighted one no dearer (fleet-demo, where the weight was not chosen but the canary runs)."""
+    weighted one no dearer (fleet-demo, where the weight was not chosen but the canary runs).
+    The scorer is judged outside its trust region, which would mask the weight's effect."""
     reports = {}
     for name, weight in (("zero", 0.0), ("shipped", 0.5)):
         job = scenario_job(
             topology=str(FLEET_DEMO),
             trace=str(MOONCAKE),
-            policy=str(_copy(tmp_path, name, decision_cost_weight=weight)),
+            policy=str(_copy(tmp_path, name, decision_cost_weight=weight, trust_region=False)),
             window=400,
             utilisation=0.6,
             scenario_seed=1,
