@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from optimizer import argtypes
 from optimizer.commands.replay import progress_shown, write_json
-from optimizer.decide.registry import GENERALIST, POLICY_NAMES
+from optimizer.decide.registry import GENERALIST, POLICY_NAMES, SHIPPED
 from optimizer.errors import InputFileError
 
 if TYPE_CHECKING:
@@ -28,8 +28,8 @@ def add_parser(commands: Any) -> None:
         "--zero-shot",
         type=argtypes.name,
         default=GENERALIST,
-        help="policy judged zero-shot: 'generalist' (default), a train output directory or a "
-        "heuristic's name",
+        help="policy judged zero-shot: 'generalist' (default), 'generalist-guarded', a train "
+        "output directory or a heuristic's name",
     )
     hs.add_argument(
         "--fine-tuned",
@@ -99,7 +99,7 @@ def _config(args: argparse.Namespace) -> SuiteConfig:
         problems.append("--seeds: give at least one seed")
     if args.workers > (os.cpu_count() or 1):
         problems.append(f"--workers: at most {os.cpu_count() or 1} on this machine")
-    if args.zero_shot not in (GENERALIST, *POLICY_NAMES):
+    if args.zero_shot not in (*SHIPPED, *POLICY_NAMES):
         problems += _policy_dir_problems("--zero-shot", Path(args.zero_shot))
     try:
         suite = cells(args.fleets, args.traces)

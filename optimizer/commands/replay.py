@@ -13,7 +13,7 @@ import numpy as np
 
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation, utilisation_of_load
 from optimizer.decide.filters.breakers import BreakerConfig
-from optimizer.decide.registry import GENERALIST, POLICY_NAMES, get_splitter, load_policy
+from optimizer.decide.registry import POLICY_NAMES, SHIPPED, get_splitter, load_policy
 from optimizer.decide.request import PlacementRequest
 from optimizer.errors import InputFileError
 from optimizer.observations import load_observations, simulated_observations, write_observations
@@ -309,7 +309,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def cmd_policies(args: argparse.Namespace) -> int:
     # The heuristics, then the shipped learned policy, which `--policy` also takes by name.
-    print("\n".join([*POLICY_NAMES, GENERALIST]))
+    print("\n".join([*POLICY_NAMES, *SHIPPED]))
     return 0
 
 

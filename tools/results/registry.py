@@ -108,25 +108,23 @@ mkdir -p docs/results/reports/heldout-suite
         page="learned-policy",
         title="The trust region: the generalist guarded and bare on the held-out suite",
         about=(
-            "The shipped generalist serves inside a trust region around weighted-score "
-            "([the trust region](../learned-policy.md#the-trust-region)); here it is judged as "
-            'it serves (guarded) and as a copy with `"trust_region": false` (bare), on every '
-            "held-out fleet, trace and load, with its anchor and the best heuristic. A reduced "
-            "run (1,000 requests, five heuristics: every cell's best in the full suite), so the "
-            "suite's own table above still shows the bare generalist on 4,000."
+            "The shipped generalist inside a trust region around weighted-score "
+            "(`generalist-guarded`, [the trust region](../learned-policy.md#the-trust-region)) "
+            "and as it ships (`generalist`, bare), on every held-out fleet, trace and load, "
+            "with its anchor and the best heuristic. A reduced run (1,000 requests, five "
+            "heuristics: every cell's best in the full suite), so the suite's own table above "
+            "still shows the bare generalist on 4,000."
         ),
         script="""\
-mkdir -p var/results docs/results/reports/trust-region/
-rm -rf var/results/generalist-bare && cp -r optimizer/trained/generalist var/results/generalist-bare
-python3 -c "import json, pathlib; p = pathlib.Path('var/results/generalist-bare/policy.json'); \\
-d = json.loads(p.read_text()); d['trust_region'] = False; p.write_text(json.dumps(d))"
+mkdir -p docs/results/reports/trust-region/
 H=latency-first,weighted-score,least-loaded,prefix-aware,round-robin
 R=docs/results/reports/trust-region
-.venv/bin/python -m optimizer heldout-suite --seeds 0,1,2 --limit 1000 --heuristics $H \\
-  --fleets gpu-poor-regional,llmd-h100-pool,mooncake-long-context --report $R/guarded-1.json
-.venv/bin/python -m optimizer heldout-suite --seeds 0,1,2 --limit 1000 --heuristics $H \\
-  --fleets retail-edge,sovereign-eu-us --report $R/guarded-2.json
-.venv/bin/python -m optimizer heldout-suite --zero-shot var/results/generalist-bare \\
+.venv/bin/python -m optimizer heldout-suite --zero-shot generalist-guarded --seeds 0,1,2 \\
+  --limit 1000 --heuristics $H --fleets gpu-poor-regional,llmd-h100-pool,mooncake-long-context \\
+  --report $R/guarded-1.json
+.venv/bin/python -m optimizer heldout-suite --zero-shot generalist-guarded --seeds 0,1,2 \\
+  --limit 1000 --heuristics $H --fleets retail-edge,sovereign-eu-us --report $R/guarded-2.json
+.venv/bin/python -m optimizer heldout-suite --zero-shot generalist \\
   --seeds 0,1,2 --limit 1000 --heuristics weighted-score --report $R/bare.json""",
         render=trust_region,
     ),

@@ -1,10 +1,12 @@
 """The trust region's table (docs/learned-policy.md, "The trust region"): per held-out cell,
-the generalist guarded (as it serves) and bare, beside its anchor (weighted-score) and the
-cell's best heuristic, means over the seeds, and whether the issue's light-load TTFT goal
-(mean and p95 within 10% of the best heuristic's) holds for the guarded one.
+the generalist guarded (`generalist-guarded`) and bare (as it ships), beside its anchor
+(weighted-score) and the cell's best heuristic, means over the seeds, and whether the issue's
+light-load TTFT goal (mean and p95 within 10% of the best heuristic's) holds for the guarded
+one.
 
-Reports: `guarded-*.json`, held-out suite reports of the shipped (guarded) generalist, and
-`bare.json`, one of a copy with `"trust_region": false`, on the same seeds and requests.
+Reports: `guarded-*.json`, held-out suite reports of `generalist-guarded` (the shipped
+generalist inside its trust region), and `bare.json`, one of `generalist` as it ships, on the
+same seeds and requests.
 Standard library only, like every renderer here."""
 
 from __future__ import annotations

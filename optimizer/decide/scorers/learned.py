@@ -31,8 +31,8 @@ SCORER_FILE = "scorer.pt"
 POLICY_FILE = "policy.json"
 
 DECISION_COST_WEIGHT = "decision_cost_weight"
-# policy.json's trust region (`optimizer.decide.scorers.trust_region`): false opts out, an
-# object overrides its settings; absent, the defaults serve.
+# policy.json's trust region (`optimizer.decide.scorers.trust_region`): true serves the
+# scorer inside it with the defaults, an object with its settings; absent or false, none.
 TRUST_REGION = "trust_region"
 # Far above any useful value (0.5 was chosen for the generalist; 2 already cost it a point of
 # attainment on validation), and small enough that the score stays finite for any estimate.

@@ -57,10 +57,10 @@ def test_a_viewer_reads_why_a_past_decision_went_where_it_did(
 def test_a_learned_policys_receipt_and_explain_show_what_its_trust_region_did(
     db: Any, engine_settings: Any, client_for: Any
 ) -> None:
-    """The generalist serves inside its trust region (optimizer.decide.scorers.trust_region):
+    """The generalist served inside its trust region (`generalist-guarded`):
     every receipt, and an explained answer, say what the region did to that decision and
     how many decisions of each verdict the serving process has seen."""
-    engine_settings.LOCUS_DEFAULT_POLICY = "generalist"
+    engine_settings.LOCUS_DEFAULT_POLICY = "generalist-guarded"
     topology_import(topology=parse_topology(MIXED_FLEET))
     rt = runtime()
     rt.refresh()
@@ -69,7 +69,7 @@ def test_a_learned_policys_receipt_and_explain_show_what_its_trust_region_did(
     explained = service.post(
         "/api/v1/placements", {**INTERACTIVE, "explain": True}, format="json"
     ).json()
-    assert explained["policy"]["name"] == "generalist"
+    assert explained["policy"]["name"] == "generalist-guarded"
     guard = explained["guard"]
     assert guard["anchor"] == "weighted-score"
     assert guard["verdict"] in VERDICTS

@@ -65,7 +65,7 @@ def test_a_negated_scorer_cannot_push_attainment_below_the_guards_floor(tmp_path
     """Through `evaluate`, 300 requests on the demo fleet at its capacity, node state seen
     through 10 s telemetry: the negated generalist alone loses many points to weighted-score
     (so the run can tell), and inside the trust region it stays within the floor."""
-    guarded = _policy_dir(tmp_path, "negated")
+    guarded = _policy_dir(tmp_path, "negated", trust_region=True)
     bare = _policy_dir(tmp_path, "negated-bare", trust_region=False)
     report = tmp_path / "eval.json"
     argv = ["evaluate", "--topology", str(FLEET_DEMO), "--trace", str(AZURE)]
@@ -141,9 +141,10 @@ def test_a_learned_pick_outside_the_region_leaves_the_decision_to_the_anchor(
 def test_out_of_the_training_distribution_the_anchor_decides(
     fleet: Fleet, request_: PlacementRequest, dynamic: np.ndarray
 ) -> None:
-    """The shipped generalist, guarded by default: on an idle fleet it scores; with one
-    candidate's queue far beyond anything training saw, the anchor's scores are answered."""
-    policy = load_policy("generalist", fleet.topology)
+    """The shipped generalist in its trust region (`generalist-guarded`): on an idle fleet it
+    scores; with one candidate's queue far beyond anything training saw, the anchor's scores
+    are answered."""
+    policy = load_policy("generalist-guarded", fleet.topology)
     assert isinstance(policy, TrustRegionPolicy)
     assert policy.anchor.name == "weighted-score"
     policy.score(_candidates(fleet, request_, dynamic))
@@ -157,7 +158,7 @@ def test_out_of_the_training_distribution_the_anchor_decides(
     assert policy.counts["out_of_distribution"] == 1
 
 
-def test_a_policy_may_opt_out_or_set_its_region_and_bad_settings_are_refused(
+def test_a_policy_may_opt_in_or_set_its_region_and_bad_settings_are_refused(
     tmp_path: Path, fleet: Fleet
 ) -> None:
     def with_region(name: str, region: object) -> Path:
@@ -173,9 +174,15 @@ def test_a_policy_may_opt_out_or_set_its_region_and_bad_settings_are_refused(
     # The region changes the decisions, so a registered version's digest covers it.
     assert scorer_digest(with_region("same", None)) == scorer_digest(GENERALIST_DIR)
     assert scorer_digest(with_region("wider", {"margin": 0.2})) != scorer_digest(GENERALIST_DIR)
-    bare = load_policy(str(with_region("bare", False)), topology)
-    assert isinstance(bare, TrainedPolicy)
-    assert guard_note(bare) is None
+    # No region unless policy.json asks for one (the shipped generalist does not).
+    for name, region in [("unset", None), ("bare", False)]:
+        bare = load_policy(str(with_region(name, region)), topology)
+        assert isinstance(bare, TrainedPolicy)
+        assert guard_note(bare) is None
+    assert isinstance(load_policy("generalist", topology), TrainedPolicy)
+    defaults = load_policy(str(with_region("defaults", True)), topology)
+    assert isinstance(defaults, TrustRegionPolicy)
+    assert defaults.anchor.name == "weighted-score"
     tuned = load_policy(
         str(with_region("tuned", {"anchor": "latency-first", "margin": 0.3})), topology
     )
@@ -185,7 +192,7 @@ def test_a_policy_may_opt_out_or_set_its_region_and_bad_settings_are_refused(
         ("anchor", {"anchor": "slo-aware"}, "anchor must be a built-in heuristic"),
         ("margin", {"margin": -1}, "margin must be a number >= 0"),
         ("typo", {"margn": 0.2}, "unknown trust_region setting(s): margn"),
-        ("shape", [0.1], "must be false or an object"),
+        ("shape", [0.1], "must be true, false or an object"),
     ]:
         with pytest.raises(InputFileError, match=needle.replace("(", r"\(").replace(")", r"\)")):
             load_policy(str(with_region(name, region)), topology)
