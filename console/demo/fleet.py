@@ -65,7 +65,9 @@ async def run_fleet(
         sending = asyncio.create_task(_send_after_router(traffic, router_wait_s))
         stopping = asyncio.create_task(stop.wait())
         while not sending.done() and not stop.is_set():
-            await asyncio.wait({sending, stopping}, timeout=REPORT_EVERY_S)
+            await asyncio.wait(
+                {sending, stopping}, timeout=REPORT_EVERY_S, return_when=asyncio.FIRST_COMPLETED
+            )
             if not sending.done() and not stop.is_set():
                 report(traffic.stats)
         stopping.cancel()

@@ -145,12 +145,16 @@ class DemoTraffic:
         self.stats.sent += 1
         try:
             async with session.post(self.router_url + path, json=body, headers=headers) as answer:
-                async for _ in answer.content.iter_any():
-                    pass  # read to the end, as a client does: the router times the whole answer
                 if 200 <= answer.status < 300:
+                    async for _ in answer.content.iter_any():
+                        pass  # to the end, as a client reads: the router times the whole answer
                     self.stats.answered += 1
-                else:
-                    self.stats.refused[str(answer.status)] += 1
+                    return
+                status = str(answer.status)
+                self.stats.refused[status] += 1
+                text = (await answer.read()).decode(errors="replace")
+                if self.stats.refused[status] == 1:  # the first of each kind says why
+                    logger.warning("demo call to %s answered %s: %s", path, status, text[:300])
         except (aiohttp.ClientError, TimeoutError) as exc:
             self.stats.refused["error"] += 1
             logger.debug("demo call %d failed: %s", index, exc)
