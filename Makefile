@@ -52,8 +52,8 @@ migrate: $(STAMP) .env frontend
 	$(PY) manage.py migrate --noinput -v 0
 	$(PY) manage.py collectstatic --noinput -v 0
 
-# The living demo on the embedded defaults: web, worker, beat and a simulated fleet whose
-# traffic goes through the real decision API (see README). Ctrl-C stops everything: each
+# The living demo on the embedded defaults: web, workers, beat, the picker, the router, and a
+# fleet of emulated vLLM endpoints whose clients' calls go through the router (see README). Ctrl-C stops everything: each
 # process gets SIGTERM and LOCUS_STOP_GRACE_SECONDS (20) to drain, and make exits 0 when all
 # did (console/demo/supervisor.py). The sign-in line comes last, once the console answers.
 # SLO burn-rate windows of a 1-day budget (page: 2 min and 10 s), so a short demo shows

@@ -479,7 +479,10 @@ LOCUS_WEB_PORT: int = env.int("LOCUS_WEB_PORT", default=8000)
 LOCUS_DEMO_WEB_URL: str = env.str(
     "LOCUS_DEMO_WEB_URL", default=f"http://127.0.0.1:{LOCUS_WEB_PORT}"
 )
-LOCUS_DEMO_EXPORTERS_PORT: int = env.int("LOCUS_DEMO_EXPORTERS_PORT", default=9400)
+# Where the demo's clients send their calls: the router (`run_router`, the Procfile's `router`).
+LOCUS_DEMO_ROUTER_URL: str = env.str(
+    "LOCUS_DEMO_ROUTER_URL", default=f"http://{LOCUS_ROUTER_HOST}:{LOCUS_ROUTER_PORT}"
+)
 LOCUS_DEMO_TRACE: str = env.str(
     "LOCUS_DEMO_TRACE", default=str(LOCUS_TRACES_DIR / "mooncake_synthetic.jsonl")
 )

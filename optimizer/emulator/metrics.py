@@ -5,8 +5,8 @@ The names, help texts, labels and histogram buckets are vLLM's v1 engine's
 `_waiting`, `vllm:kv_cache_usage_perc` (a fraction despite the name), the prefix-cache
 counters in tokens, prompt and generation token counters, finished requests, and the TTFT and
 end-to-end latency histograms, each labelled `model_name` and `engine`. The text is rendered by
-prometheus_client, as vLLM renders its own. Both the emulated nodes (`optimizer.emulator`) and
-the demo's exporter endpoints (`console/demo/exporters.py`) render through `render_vllm`.
+prometheus_client, as vLLM renders its own; the emulated nodes (`optimizer.emulator`) render
+through `render_vllm`.
 """
 
 from __future__ import annotations

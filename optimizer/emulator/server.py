@@ -69,6 +69,11 @@ class FleetServer:
                 "the truth topology does not describe the same nodes (name, site, "
                 f"accelerator, GPUs, models); they differ at: {', '.join(names[:10])}"
             )
+        # One listener per node of the model, in the truth's order (the model's node index);
+        # the two files may list their nodes in different orders (the console's inventory
+        # lists them by name).
+        position = {n.name: i for i, n in enumerate(topology.nodes)}
+        self.names = [n.name for n in self.truth.nodes]
         self.binds: list[tuple[str, int]] = []
         if port_base is None:
             missing = [n.name for n in topology.nodes if n.address is None]
@@ -77,15 +82,16 @@ class FleetServer:
                     "nodes without an address (give them one, or use --port-base): "
                     + ", ".join(missing[:10])
                 )
-            for n in topology.nodes:
-                assert n.address is not None
-                ip, _, port = n.address.rpartition(":")
+            for name in self.names:
+                address = topology.nodes[position[name]].address
+                assert address is not None
+                ip, _, port = address.rpartition(":")
                 self.binds.append((ip.strip("[]"), int(port)))
         else:
             if port_base and port_base + len(topology.nodes) - 1 > 65535:
                 raise ValueError(f"--port-base {port_base}: not enough ports for every node")
             self.binds = [
-                (host, port_base + i if port_base else 0) for i in range(len(topology.nodes))
+                (host, port_base + position[name] if port_base else 0) for name in self.names
             ]
         world = self.truth
         if source is not None and source not in world.source_by_name:
@@ -124,7 +130,7 @@ class FleetServer:
                 await site.start()
                 bound = runner.addresses[0]
                 shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
-                self.urls[self.topology.nodes[i].name] = f"http://{shown}:{bound[1]}"
+                self.urls[self.names[i]] = f"http://{shown}:{bound[1]}"
         except BaseException:
             await self.stop()
             raise
@@ -158,7 +164,7 @@ class FleetServer:
         """Take one node off the network, as a dead server: its listener closes, new
         connections are refused, and its open answers are cut within `SHUTDOWN_TIMEOUT_S`
         (their sequences freed). The other nodes serve on."""
-        index = next(i for i, n in enumerate(self.topology.nodes) if n.name == name)
+        index = self.names.index(name)
         await self._runners[index].cleanup()
 
 

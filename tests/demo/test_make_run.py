@@ -1,10 +1,12 @@
-"""The README's first command, `make run`, brings up a living console: decisions and telemetry
-flow through the API within a few minutes, Ctrl-C stops every process, and a second start
-reuses what the first built. Ctrl-C on a terminal exits 0 within 30 s, every process drained,
-and the sign-in line is the last line of the start-up, printed once.
+"""The README's first command, `make run`, brings up a living console: the demo's calls go
+through the router to emulated nodes, decisions and telemetry flow within a few minutes,
+Ctrl-C stops every process, and a second start reuses what the first built. Ctrl-C on a
+terminal exits 0 within 30 s, every process drained, and the sign-in line is the last line of
+the start-up, printed once.
 
-Runs the real command (setup check, demo_prepare, honcho with web, worker, beat and the demo
-fleet) in a scratch data directory on free ports, on the embedded defaults.
+Runs the real command (setup check, demo_prepare, the supervisor with web, workers, beat, the
+picker, the router and the demo fleet) in a scratch data directory on free ports, on the
+embedded defaults.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def demo_env(tmp_path: Path) -> dict[str, str]:
     env |= {
         "LOCUS_VAR_DIR": str(tmp_path / "var"),
         "LOCUS_WEB_PORT": str(_free_port()),
-        "LOCUS_DEMO_EXPORTERS_PORT": str(_free_port()),
+        "LOCUS_ROUTER_PORT": str(_free_port()),
         "LOCUS_PICKER_PORT": str(_free_port()),
         "LOCUS_PICKER_HEALTH_PORT": str(_free_port()),
         "PYTHONUNBUFFERED": "1",
@@ -156,6 +158,9 @@ def test_make_run_brings_up_a_living_console(
 
     assert _poll("decisions with outcomes flow", decisions, deadline) > 0
     assert _poll("exporter telemetry reaches the API", fresh_telemetry, deadline) > 0
+    router = f"http://127.0.0.1:{demo_env['LOCUS_ROUTER_PORT']}/metrics"
+    served = requests.get(router, timeout=5).text
+    assert 'locus_router_calls_total{status="2xx"}' in served  # the demo's calls, routed
     page = session.get(f"{base}/", timeout=5)
     assert page.ok and '<div id="root"' in page.text
     lines = (tmp_path / "make-run.log").read_text().splitlines()
@@ -172,6 +177,24 @@ def test_make_run_brings_up_a_living_console(
     again = _manage(demo_env, "demo_prepare", "--no-training")
     assert f"admin / {password}" in again
     assert "loaded" not in again  # the fleet from the first start is reused
+    # Every decision was asked by the demo's service key (the router authenticates the
+    # clients with it) and its outcome recorded by the router: no client reports one now. The
+    # telemetry came from each emulated node's own /metrics.
+    routed = _manage(
+        demo_env,
+        "shell",
+        "--no-imports",
+        "-c",
+        "from console.access.models import ApiKey; "
+        "from console.inventory.models import Node; "
+        "from console.placement.models import DecisionRecord as D; "
+        "key = ApiKey.objects.get(name__startswith='demo-traffic-', revoked_at=None); "
+        "done = D.objects.filter(ok__isnull=False); "
+        "print(done.count(), done.exclude(decided_by='key:' + key.name).count(), "
+        "sum(n.exporter_urls != [f'http://{n.address}/metrics'] for n in Node.objects.all()))",
+    )
+    outcomes, by_others, other_urls = map(int, routed.split())
+    assert outcomes > 0 and by_others == 0 and other_urls == 0, routed
     runs = _manage(
         demo_env,
         "shell",
@@ -221,7 +244,15 @@ def test_ctrl_c_stops_make_run_with_status_0(demo_env: dict[str, str], tmp_path:
     signin = [i for i, line in enumerate(lines) if "sign in as admin" in line]
     assert signin == [stop - 1], "\n".join(lines[max(0, stop - 20) : stop + 1])
     after = "\n".join(lines[stop:])
-    for process_name in ("web", "worker-telemetry", "worker-jobs", "beat", "fleet", "picker"):
+    for process_name in (
+        "web",
+        "worker-telemetry",
+        "worker-jobs",
+        "beat",
+        "fleet",
+        "picker",
+        "router",
+    ):
         assert f"{process_name}.1 stopped" in after, after
     for trouble in ("SIGKILL", "exited with signal", "Error", "Interrupt", "Traceback"):
         assert trouble not in after, after

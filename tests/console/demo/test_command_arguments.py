@@ -31,9 +31,8 @@ def test_it_names_the_bad_option(argv: list[str], message: str) -> None:
     [
         ("demo_fleet", ["--load", "nan"], "--load: expected a finite number > 0"),
         ("demo_fleet", ["--hours", "-1"], "--hours: expected a finite number > 0"),
-        ("demo_fleet", ["--exporters-port", "70000"], "--exporters-port: expected a TCP port"),
-        ("demo_fleet", ["--web-url", "console"], "--web-url: expected an http(s) URL"),
-        ("demo_prepare", ["--exporters-port", "0"], "--exporters-port: expected a TCP port"),
+        ("demo_fleet", ["--router-url", "router"], "--router-url: expected an http(s) URL"),
+        ("demo_signin", ["--router-url", "ftp://r"], "--router-url: expected an http(s) URL"),
         ("demo_signin", ["--timeout", "-3"], "--timeout: expected a finite number > 0"),
     ],
 )

@@ -6,6 +6,7 @@ import copy
 import socket
 
 import pytest
+import requests
 import yaml
 
 from optimizer.emulator import FleetServer, FleetThread
@@ -50,3 +51,16 @@ def test_a_start_that_cannot_listen_closes_what_it_opened() -> None:
             FleetThread(parse_topology(yaml.safe_dump(data), "t.yaml")).start()
     with socket.socket() as again:
         again.bind(("127.0.0.1", free))  # the first node's listener was closed
+
+
+def test_each_node_answers_at_its_own_address_whatever_the_truths_order() -> None:
+    """The console's inventory lists nodes by name, the truth file in its own order: each
+    listener still serves its own node (named in `x-locus-node` on every answer)."""
+    reordered = copy.deepcopy(TINY)
+    reordered["nodes"].reverse()
+    truth = parse_topology(yaml.safe_dump(reordered), "truth.yaml")
+    topology = tiny_topology()
+    with FleetThread(topology, truth=truth, port_base=0) as fleet:
+        for node in topology.nodes:
+            answer = requests.get(fleet.urls[node.name] + "/v1/models", timeout=5)
+            assert answer.headers["x-locus-node"] == node.name

@@ -1,34 +1,32 @@
-"""`manage.py demo_fleet`: run the simulated fleet against the console (see console.demo).
+"""`manage.py demo_fleet`: the living demo's fleet and its clients (see console.demo.fleet).
 
-The simulated fleet runs at the speeds of `--truth` (fleet-demo-truth.yaml) while the
-inventory holds the nominal fleet-demo.yaml: a real fleet is never what its inventory says,
-and calibration (docs/twin.md) finds the difference from the recorded outcomes."""
+The nodes run at the speeds of `--truth` (fleet-demo-truth.yaml) while the inventory holds the
+nominal fleet-demo.yaml: a real fleet is never what its inventory says, and calibration
+(docs/twin.md) finds the difference from the outcomes the router records."""
 
 from __future__ import annotations
 
-import signal
-import time
+import asyncio
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
-import requests
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from console.demo.exporters import serve
-from console.demo.fleet import DemoFleet, repeat_trace
+from console.demo.fleet import RouterNotReady, run_fleet
 from console.demo.management.commands.demo_prepare import demo_dir
+from console.demo.traffic import DemoTraffic, TrafficStats, repeat_trace
 from console.inventory.selectors import inventory_topology
 from optimizer import argtypes
+from optimizer.emulator import FleetServer
 from optimizer.errors import InputFileError
 from optimizer.topology import Topology
 from optimizer.topology_files import load_topology
-from optimizer.traces import load_trace
+from optimizer.traces import draw_requests, load_trace
 
 
 class Command(BaseCommand):
-    help = "Serve simulated exporters and replay a trace through the decision API."
+    help = "Serve the inventory's nodes as emulated endpoints; replay a trace through the router."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--trace", default=settings.LOCUS_DEMO_TRACE)
@@ -45,10 +43,10 @@ class Command(BaseCommand):
             help="How long to keep replaying (the trace repeats).",
         )
         parser.add_argument(
-            "--exporters-port", type=argtypes.port, default=settings.LOCUS_DEMO_EXPORTERS_PORT
-        )
-        parser.add_argument(
-            "--web-url", type=argtypes.http_url, default=settings.LOCUS_DEMO_WEB_URL
+            "--router-url",
+            type=argtypes.http_url,
+            default=settings.LOCUS_DEMO_ROUTER_URL,
+            help="The router the clients call.",
         )
         parser.add_argument(
             "--truth",
@@ -62,8 +60,7 @@ class Command(BaseCommand):
         trace: str,
         load: float,
         hours: float,
-        exporters_port: int,
-        web_url: str,
+        router_url: str,
         truth: str,
         **options: Any,
     ) -> None:
@@ -71,61 +68,52 @@ class Command(BaseCommand):
         if not key_file.is_file():
             raise CommandError(f"{key_file} is missing: run `manage.py demo_prepare` first")
         try:
-            requests_ = load_trace(trace, load=load)
+            arrivals = repeat_trace(load_trace(trace, load=load), hours * 3600)
         except InputFileError as exc:
             raise CommandError(str(exc)) from exc
-        self._wait_for(web_url)
-        fleet = DemoFleet(
-            topology=self._truth(truth),
-            trace=repeat_trace(requests_, hours * 3600),
-            api=web_url,
+        inventory = inventory_topology()
+        try:
+            server = FleetServer(inventory, truth=self._truth(truth, inventory))
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        traffic = DemoTraffic(
+            requests=draw_requests(arrivals, inventory, seed=0),
+            arrivals=[r.arrival_s for r in arrivals],
+            router_url=router_url,
             key=key_file.read_text().strip(),
         )
-        serve(fleet, exporters_port)
         self.stdout.write(
-            f"demo fleet: {len(fleet.node_names)} nodes, exporters on "
-            f":{exporters_port}, replaying {Path(trace).name} at {load:g}x"
+            f"demo fleet: {len(inventory.nodes)} emulated nodes at their addresses, replaying "
+            f"{Path(trace).name} at {load:g}x through the router at {router_url}"
         )
-        # SIGTERM (the supervisor's stop, docker stop) ends the run as Ctrl-C does: with the
-        # totals printed and status 0.
-        signal.signal(signal.SIGTERM, _interrupt)
         try:
-            stats = fleet.run()
-        except KeyboardInterrupt:
-            stats = fleet.stats
+            stats = asyncio.run(run_fleet(server, traffic, report=self._report))
+        except OSError as exc:  # a node's address cannot be bound
+            raise CommandError(f"the emulated nodes could not listen: {exc}") from exc
+        except RouterNotReady as exc:
+            raise CommandError(str(exc)) from exc
         self.stdout.write(f"demo fleet stopped: {stats}")
 
-    def _truth(self, path: str) -> Topology:
+    def _report(self, stats: TrafficStats) -> None:
+        self.stdout.write(f"demo clients: {stats}")
+
+    def _truth(self, path: str, inventory: Topology) -> Topology | None:
         """The fleet as it really runs: the truth file when it describes the inventory's nodes
-        (same names, models and accelerators), else the inventory itself."""
-        inventory = inventory_topology()
+        (same names, sites, models and accelerators), else the inventory itself (None)."""
         if not path:
-            return inventory
+            return None
         try:
             truth = load_topology(path)
         except InputFileError as exc:
             raise CommandError(str(exc)) from exc
 
-        def layout(t: Topology) -> set[tuple[str, str, int, tuple[str, ...]]]:
-            return {(n.name, n.accelerator, n.gpus, tuple(sorted(n.models))) for n in t.nodes}
+        def layout(t: Topology) -> set[tuple[str, str, str, int, tuple[str, ...]]]:
+            return {
+                (n.name, n.site, n.accelerator, n.gpus, tuple(sorted(n.models))) for n in t.nodes
+            }
 
         if layout(truth) != layout(inventory):
             self.stderr.write(f"{path} does not describe the inventory's nodes; not used")
-            return inventory
+            return None
         self.stdout.write(f"the fleet really runs as {Path(path).name}")
         return truth
-
-    def _wait_for(self, web_url: str, seconds: float = 120.0) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            try:
-                if requests.get(f"{web_url}/healthz", timeout=2).ok:
-                    return
-            except requests.RequestException:
-                pass
-            time.sleep(1)
-        raise CommandError(f"the console at {web_url} did not come up in {seconds:.0f}s")
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt

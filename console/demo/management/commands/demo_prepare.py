@@ -1,11 +1,13 @@
 """`manage.py demo_prepare`: make the console ready for the living demo (idempotent).
 
-Loads the demo fleet when the inventory is empty, points every node at the simulated
-exporters, creates an admin (password kept in var/demo/) and a service key for the traffic,
-activates a heuristic when no policy is active, registers the shipped PPO scorer and the
-generalist as candidates, starts one PPO training run in the background (fine-tuning the
-generalist on the fleet's trace), and schedules a calibration of the first minutes of traffic
-(docs/twin.md). A second start reuses all of it and only prints the sign-in again.
+Loads the demo fleet when the inventory is empty, points every node's telemetry at its own
+`/metrics` (served by the emulated node `demo_fleet` runs at the node's address), creates an
+admin (password kept in var/demo/) and a service key for the traffic (the demo's clients send
+it to the router as their OpenAI API key), activates a heuristic when no policy is active,
+registers the shipped PPO scorer and the generalist as candidates, starts one PPO training run
+in the background (fine-tuning the generalist on the fleet's trace), and schedules a
+calibration of the first minutes of traffic (docs/twin.md). A second start reuses all of it
+and only prints the sign-in again.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from console.policies.models import PolicyVersion, TrainingRun
 from console.policies.services import policy_bootstrap, policy_register
 from console.twin.models import CalibrationRun
 from console.twin.services import calibration_start
-from optimizer import argtypes
 from optimizer.decide.registry import GENERALIST, GENERALIST_DIR
 from optimizer.topology_files import load_topology
 
@@ -46,13 +47,10 @@ def demo_dir() -> Path:
 
 
 class Command(BaseCommand):
-    help = "Prepare the living demo (fleet, exporters, admin, service key, policies)."
+    help = "Prepare the living demo (fleet, telemetry URLs, admin, service key, policies)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--topology", default=str(DEMO_TOPOLOGY))
-        parser.add_argument(
-            "--exporters-port", type=argtypes.port, default=settings.LOCUS_DEMO_EXPORTERS_PORT
-        )
         parser.add_argument("--web-url", default=settings.LOCUS_DEMO_WEB_URL)
         parser.add_argument(
             "--no-training",
@@ -75,7 +73,6 @@ class Command(BaseCommand):
         self,
         *args: Any,
         topology: str,
-        exporters_port: int,
         web_url: str,
         no_training: bool,
         no_calibration: bool,
@@ -85,9 +82,9 @@ class Command(BaseCommand):
         if not Node.objects.exists():
             summary = topology_import(topology=load_topology(topology))
             self.stdout.write(f"loaded {topology}: {summary}")
-        base = f"http://127.0.0.1:{exporters_port}/nodes"
-        for node in Node.objects.filter(exporter_urls=[]):
-            node.exporter_urls = [f"{base}/{node.name}/vllm", f"{base}/{node.name}/dcgm"]
+        # The emulated node serves vLLM's /metrics at its address (docs/emulator.md).
+        for node in Node.objects.filter(exporter_urls=[]).exclude(address=""):
+            node.exporter_urls = [f"http://{node.address}/metrics"]
             node.save(update_fields=["exporter_urls"])
         password = self._admin_password()
         self._service_key()

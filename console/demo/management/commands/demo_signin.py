@@ -18,28 +18,35 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from console.demo.management.commands.demo_prepare import demo_dir
+from console.inventory.models import Node
 from optimizer import argtypes
 
 
 class Command(BaseCommand):
-    help = "Print the demo's sign-in line once the console answers /healthz, then wait."
+    help = "Print the demo's sign-in line once the console, router and fleet answer; wait."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--web-url", default=settings.LOCUS_DEMO_WEB_URL)
         parser.add_argument(
-            "--exporters-port", type=argtypes.port, default=settings.LOCUS_DEMO_EXPORTERS_PORT
+            "--router-url",
+            type=argtypes.http_url,
+            default=settings.LOCUS_DEMO_ROUTER_URL,
         )
         parser.add_argument("--timeout", type=argtypes.positive, default=300.0)
 
     def handle(
-        self, *args: Any, web_url: str, exporters_port: int, timeout: float, **options: Any
+        self, *args: Any, web_url: str, router_url: str, timeout: float, **options: Any
     ) -> None:
         deadline = time.monotonic() + timeout
-        # The fleet's exporters answer once the fleet runs: after its last start-up line.
-        exporters = f"http://127.0.0.1:{exporters_port}/"
-        while not (_healthy(web_url) and _answers(exporters)):
+        # Up means: the console answers, the router holds a snapshot to route on, and the
+        # demo fleet's emulated nodes serve (after the fleet's last start-up line).
+        node = Node.objects.exclude(address="").order_by("name").first()
+        checks = [f"{web_url}/healthz", f"{router_url}/health"]
+        if node is not None:
+            checks.append(f"http://{node.address}/health")
+        while not all(_healthy(url) for url in checks):
             if time.monotonic() > deadline:
-                self.stderr.write(f"the console did not answer at {web_url} in {timeout:.0f} s")
+                self.stderr.write(f"the demo did not come up in {timeout:.0f} s: {checks}")
                 break
             time.sleep(0.5)
         else:
@@ -53,17 +60,8 @@ class Command(BaseCommand):
             signal.pause()  # until the supervisor stops it
 
 
-def _answers(url: str) -> bool:
-    """Whether anything serves HTTP at `url` (the exporters answer their root with a 404)."""
+def _healthy(url: str) -> bool:
     try:
-        requests.get(url, timeout=2)
-    except requests.RequestException:
-        return False
-    return True
-
-
-def _healthy(web_url: str) -> bool:
-    try:
-        return requests.get(f"{web_url}/healthz", timeout=2).ok
+        return requests.get(url, timeout=2).ok
     except requests.RequestException:
         return False

@@ -51,9 +51,13 @@ async def openai_errors(request: web.Request, handler: Handler) -> web.StreamRes
         ROUTER_CALLS.labels(status=f"{exc.status // 100}xx").inc()
         error = RouterError(exc.status, f"{request.method} {request.path}: {exc.reason}.")
         return error.response()
-    except Exception:
+    except Exception as exc:
         if request.get(STREAMING):
             ROUTER_CALLS.labels(status="cut").inc()
+            if isinstance(exc, ConnectionResetError):
+                # The client went away mid-answer and a write found out before aiohttp cancelled
+                # the handler: end as that cancellation does, not as a failure to log.
+                raise asyncio.CancelledError from exc
             raise  # past the first byte: aiohttp cuts the connection
         logger.exception("router failed on %s", request.path)
         ROUTER_CALLS.labels(status="5xx").inc()
