@@ -7,10 +7,13 @@ in-memory queue (`publish`); one background thread per process, every `interval_
 default):
 
 1. writes what waits as one batch, one `XADD` on a Redis stream (pipelined with the read);
-2. reads the batches added since its last read (`XREAD`, blocking up to `interval_s`), skips
-   its own, and merges the rest into the engine under the engine's lock (`Engine.merge`).
+2. reads the batches added since its last read (`XREAD`), skips its own, and merges the rest
+   into the engine under the engine's lock (`Engine.merge`).
 
-A send is thus visible to the other deciders within about two intervals plus a round trip
+The wait between rounds is the thread's own: a blocking `XREAD` with a 5 ms timeout returns
+after ~100 ms, because Redis checks blocked clients' timeouts in its cron, `hz` times a second
+(10 by default; redis.conf, "hz"). A send is thus visible to the other deciders within about
+two intervals plus a round trip
 (measured: tools/sharedview_lag.py, docs/scaling.md). The stream is capped (`MAXLEN ~`), so
 Redis memory stays bounded; a process that starts (or restarts after a crash) first replays
 the stream's tail, so it warms from the others' recent sends instead of placing as if the
@@ -115,6 +118,7 @@ class SharedView:
                 if self.outage.down:
                     self.outage.recovered()
                     SHARED_VIEW_UP.set(1)
+                self._stop.wait(self.interval_s)
 
     def step(self, client: Any) -> None:
         """One round: warm first if not yet, then publish what waits and merge what came."""
@@ -129,8 +133,7 @@ class SharedView:
                 maxlen=self.maxlen,
                 approximate=True,
             )
-        block_ms = 0 if sends else max(1, int(self.interval_s * 1000))
-        pipe.xread({self.stream: self._last_id}, block=block_ms or None, count=1000)
+        pipe.xread({self.stream: self._last_id}, count=1000)
         try:
             replies = pipe.execute()
         except BaseException:
