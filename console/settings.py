@@ -367,8 +367,9 @@ LOCUS_MAX_FALLBACKS: int = env.int("LOCUS_MAX_FALLBACKS", default=3)
 # or refuses them); the recorder retries with backoff up to 5 s, so a healthy one never does.
 LOCUS_RECORDER_STALLED_SECONDS: float = env.float("LOCUS_RECORDER_STALLED_SECONDS", default=30.0)
 LOCUS_SCORER_BUDGET_MS: float = env.float("LOCUS_SCORER_BUDGET_MS", default=2.0)
-# The shared live view (docs/scaling.md): every decider process publishes its sends to this
-# Redis and merges the others'. Redis when configured; "" keeps each process on its own view.
+# The shared live view (docs/deploying.md, "The shared live view"): every decider process
+# publishes its sends to this Redis and merges the others'. Redis when configured; "" keeps
+# each process on its own view.
 LOCUS_SHARED_VIEW_URL: str = env.str("LOCUS_SHARED_VIEW_URL", default=REDIS_URL)
 LOCUS_SHARED_VIEW_STREAM: str = env.str("LOCUS_SHARED_VIEW_STREAM", default="locus:view:sends")
 # How long sends wait to be published as one batch, and the longest a read blocks, in ms.

@@ -66,8 +66,8 @@ for _ok in ("true", "false"):
     OUTCOMES.labels(ok=_ok)
 SHARED_VIEW_UP = Gauge(
     "locus_shared_view_up",
-    "1 while this process shares its live view through Redis (docs/scaling.md), 0 while it "
-    "decides from its own view because Redis is unreachable.",
+    "1 while this process shares its live view through Redis (docs/deploying.md), 0 while "
+    "it decides from its own view because Redis is unreachable.",
     multiprocess_mode="livemin",
 )
 SHARED_VIEW_MERGED = Counter(

@@ -13,11 +13,10 @@ default):
 The wait between rounds is the thread's own: a blocking `XREAD` with a 5 ms timeout returns
 after ~100 ms, because Redis checks blocked clients' timeouts in its cron, `hz` times a second
 (10 by default; redis.conf, "hz"). A send is thus visible to the other deciders within about
-two intervals plus a round trip
-(measured: tools/sharedview_lag.py, docs/scaling.md). The stream is capped (`MAXLEN ~`), so
-Redis memory stays bounded; a process that starts (or restarts after a crash) first replays
-the stream's tail, so it warms from the others' recent sends instead of placing as if the
-fleet were idle (the cold-start herding issue #29 names).
+two intervals plus a round trip (measured: tests/bench/bench_sharedview.py; docs/deploying.md).
+The stream is capped (`MAXLEN ~`), so Redis memory stays bounded; a process that starts (or
+restarts after a crash) first replays the stream's tail, so it warms from the others' recent
+sends instead of placing as if the fleet were idle (the cold-start herding issue #29 names).
 
 With Redis down the engine keeps deciding from its own view: sends wait in a bounded queue
 and are dropped past it (the next scrape covers them anyway), `locus_shared_view_up` reads 0
