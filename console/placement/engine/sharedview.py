@@ -3,24 +3,26 @@ deciders' read back and merged into its engine (issue #29; the model is
 `optimizer.decide.state.shared`).
 
 Off the hot path (docs/architecture.md rule 2). A decision only appends its send to an
-in-memory queue (`publish`); one background thread per process, every `interval_s` (5 ms by
-default):
+in-memory queue (`publish`). Two background threads per process, each asleep while it has
+nothing to do:
 
-1. writes what waits as one batch, one `XADD` on a Redis stream (pipelined with the read);
-2. reads the batches added since its last read (`XREAD`), skips its own, and merges the rest
-   into the engine under the engine's lock (`Engine.merge`).
+1. the publisher wakes on a queued send, waits `interval_s` (5 ms by default) for more, and
+   writes them as one batch, one `XADD` on a Redis stream;
+2. the reader blocks in `XREAD` until another decider adds a batch, skips its own, merges the
+   rest into the engine under the engine's lock (`Engine.merge`), then pauses `interval_s` so
+   the others' batches gather. (A blocking read returns at once when data comes; only its
+   timeout is coarse: Redis checks blocked clients' timeouts in its cron, `hz` times a second,
+   10 by default, redis.conf "hz", so a read is never used as a 5 ms clock.)
 
-The wait between rounds is the thread's own: a blocking `XREAD` with a 5 ms timeout returns
-after ~100 ms, because Redis checks blocked clients' timeouts in its cron, `hz` times a second
-(10 by default; redis.conf, "hz"). A send is thus visible to the other deciders within about
-two intervals plus a round trip (measured: tests/bench/bench_sharedview.py; docs/deploying.md).
-The stream is capped (`MAXLEN ~`), so Redis memory stays bounded; a process that starts (or
-restarts after a crash) first replays the stream's tail, so it warms from the others' recent
-sends instead of placing as if the fleet were idle (the cold-start herding issue #29 names).
+A send is thus visible to the other deciders within about two intervals plus a round trip
+(measured: tests/bench/bench_sharedview.py; docs/deploying.md). The stream is capped
+(`MAXLEN ~`), so Redis memory stays bounded; a process that starts (or restarts after a
+crash) first replays the stream's tail, so it warms from the others' recent sends instead of
+placing as if the fleet were idle (the cold-start herding issue #29 names).
 
 With Redis down the engine keeps deciding from its own view: sends wait in a bounded queue
 and are dropped past it (the next scrape covers them anyway), `locus_shared_view_up` reads 0
-and one log line says so (`OutageLog`); the thread retries every second and, once Redis
+and one log line says so (`OutageLog`); the threads retry every second and, once Redis
 answers, resumes where it read last (the batches trimmed meanwhile are lost, which the next
 scrape again makes up for).
 
@@ -57,7 +59,7 @@ RETRY_S = 1.0
 
 class SharedView:
     """One process's publisher and reader of the shared view. `apply(sends)` merges other
-    deciders' sends into the engine; `start()` runs the background thread."""
+    deciders' sends into the engine; `start()` runs the background threads."""
 
     def __init__(
         self,
@@ -79,51 +81,84 @@ class SharedView:
         self._pending: deque[Send] = deque(maxlen=MAX_PENDING)
         self._last_id: str | None = None  # None until warmed from the stream's tail
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()  # set while sends wait to be published
+        self._threads: list[threading.Thread] = []
         self.outage = OutageLog("shared live view (Redis)", logger)
         self.published = 0
         self.merged = 0
 
     def publish(self, send: Send) -> None:
-        """Queue a send of this process (on the request thread: an append, nothing more)."""
+        """Queue a send of this process (on the request thread: an append and a flag)."""
         self._pending.append(send)
+        if not self._wake.is_set():
+            self._wake.set()
 
     def start(self) -> SharedView:
-        self._thread = threading.Thread(target=self._run, name="locus-shared-view", daemon=True)
-        self._thread.start()
+        self._threads = [
+            threading.Thread(target=loop, name=f"locus-shared-view-{name}", daemon=True)
+            for name, loop in (("publish", self._publish_forever), ("read", self._read_forever))
+        ]
+        for thread in self._threads:
+            thread.start()
         return self
 
     def stop(self, timeout: float = 1.0) -> None:
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        self._wake.set()
+        for thread in self._threads:
+            thread.join(timeout)
 
     @property
     def up(self) -> bool:
         return not self.outage.down
 
-    # -- the background thread ---------------------------------------------------------------
-    def _run(self) -> None:
-        client = redis.Redis.from_url(self.url, socket_timeout=2.0, socket_connect_timeout=1.0)
-        SHARED_VIEW_UP.set(1)
+    # -- the background threads --------------------------------------------------------------
+    # Two threads, each asleep while it has nothing to do, so an idle decider costs nothing
+    # and a busy one is not woken 200 times a second for nothing: every wake-up of a Python
+    # thread takes the GIL from the thread deciding (measured: polling Redis every 5 ms from
+    # each of 4 processes on 2 cores halved the picker's throughput).
+    def _publish_forever(self) -> None:
+        client = self._client()
         while not self._stop.is_set():
-            try:
-                self.step(client)
-            except (redis.RedisError, OSError):
-                self.outage.failed("deciding from this process's own view")
-                SHARED_VIEW_UP.set(0)
-                self._stop.wait(RETRY_S)
-            else:
-                if self.outage.down:
-                    self.outage.recovered()
-                    SHARED_VIEW_UP.set(1)
+            self._wake.wait()
+            self._stop.wait(self.interval_s)  # the batch: what else comes meanwhile
+            self._wake.clear()
+            self._guarded(lambda: self.step(client, read=False))
+
+    def _read_forever(self) -> None:
+        client = self._client()
+        while not self._stop.is_set():
+            # A blocking read returns as soon as another decider adds a batch (only its
+            # timeout is coarse, checked `hz` times a second); the pause after it lets the
+            # others' batches gather, so a busy process merges at most every `interval_s`.
+            if self._guarded(lambda: self.step(client, publish=False, block_ms=1000)):
                 self._stop.wait(self.interval_s)
 
-    def step(self, client: Any) -> None:
-        """One round: warm first if not yet, then publish what waits and merge what came."""
-        if self._last_id is None:
+    def _client(self) -> Any:
+        return redis.Redis.from_url(self.url, socket_timeout=3.0, socket_connect_timeout=1.0)
+
+    def _guarded(self, work: Callable[[], None]) -> bool:
+        """Run `work`; on a Redis failure say so once and wait before the next try."""
+        try:
+            work()
+        except (redis.RedisError, OSError):
+            self.outage.failed("deciding from this process's own view")
+            SHARED_VIEW_UP.set(0)
+            self._stop.wait(RETRY_S)
+            return False
+        if self.outage.down:
+            self.outage.recovered()
+        SHARED_VIEW_UP.set(1)
+        return True
+
+    def step(
+        self, client: Any, *, publish: bool = True, read: bool = True, block_ms: int = 0
+    ) -> None:
+        """One round: warm first if not yet, then publish what waits and merge what came
+        (the threads split the two; tests call it whole)."""
+        if read and self._last_id is None:
             self._warm(client)
-        sends = self._take()
+        sends = self._take() if publish else []
         pipe = client.pipeline(transaction=False)
         if sends:
             pipe.xadd(
@@ -132,15 +167,19 @@ class SharedView:
                 maxlen=self.maxlen,
                 approximate=True,
             )
-        pipe.xread({self.stream: self._last_id}, count=1000)
+        if read:
+            pipe.xread({self.stream: self._last_id}, count=1000, block=block_ms or None)
+        if not len(pipe):
+            return
         try:
             replies = pipe.execute()
         except BaseException:
             self._pending.extendleft(reversed(sends))  # published on the next round
             raise
         self.published += len(sends)
-        for _, entries in replies[-1] or []:
-            self._merge(entries)
+        if read:
+            for _, entries in replies[-1] or []:
+                self._merge(entries)
 
     def _take(self) -> list[Send]:
         pending = self._pending
