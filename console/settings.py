@@ -367,6 +367,15 @@ LOCUS_MAX_FALLBACKS: int = env.int("LOCUS_MAX_FALLBACKS", default=3)
 # or refuses them); the recorder retries with backoff up to 5 s, so a healthy one never does.
 LOCUS_RECORDER_STALLED_SECONDS: float = env.float("LOCUS_RECORDER_STALLED_SECONDS", default=30.0)
 LOCUS_SCORER_BUDGET_MS: float = env.float("LOCUS_SCORER_BUDGET_MS", default=2.0)
+# The shared live view (docs/deploying.md, "The shared live view"): every decider process
+# publishes its sends to this Redis and merges the others'. Redis when configured; "" keeps
+# each process on its own view.
+LOCUS_SHARED_VIEW_URL: str = env.str("LOCUS_SHARED_VIEW_URL", default=REDIS_URL)
+LOCUS_SHARED_VIEW_STREAM: str = env.str("LOCUS_SHARED_VIEW_STREAM", default="locus:view:sends")
+# How long sends wait to be published as one batch, and the longest a read blocks, in ms.
+LOCUS_SHARED_VIEW_BATCH_MS: float = env.float("LOCUS_SHARED_VIEW_BATCH_MS", default=5.0)
+# Batches the stream keeps (about: MAXLEN ~); a starting process replays up to this many.
+LOCUS_SHARED_VIEW_MAXLEN: int = env.int("LOCUS_SHARED_VIEW_MAXLEN", default=20_000)
 # Tests turn the background threads off and refresh/flush by hand.
 LOCUS_ENGINE_BACKGROUND: bool = env.bool("LOCUS_ENGINE_BACKGROUND", default=True)
 # Freeze the heap once the engine serves (console/placement/engine/runtime.py `_freeze_heap`):

@@ -64,6 +64,21 @@ BREAKER_OPEN = Gauge(
 OUTCOMES = Counter("locus_outcomes_total", "Outcomes reported for decisions.", ["ok"])
 for _ok in ("true", "false"):
     OUTCOMES.labels(ok=_ok)
+SHARED_VIEW_UP = Gauge(
+    "locus_shared_view_up",
+    "1 while this process shares its live view through Redis (docs/deploying.md), 0 while "
+    "it decides from its own view because Redis is unreachable.",
+    multiprocess_mode="livemin",
+)
+SHARED_VIEW_MERGED = Counter(
+    "locus_shared_view_merged_total", "Other deciders' sends merged into this process's view."
+)
+SHARED_VIEW_LAG = Histogram(
+    "locus_shared_view_lag_seconds",
+    "Age of another decider's send when this process merged it (publish-to-visible delay, "
+    "clocks of two hosts apart by their skew).",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
+)
 SNAPSHOT_AGE = Gauge(
     "locus_snapshot_age_seconds", "Age of the engine's inventory snapshot.", multiprocess_mode="max"
 )

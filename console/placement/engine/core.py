@@ -34,6 +34,7 @@ from optimizer.decide.scorers.guard import GuardedScorer, ScorerGuard
 from optimizer.decide.state.candidates import Candidates
 from optimizer.decide.state.fleet import D_QUEUE, Fleet
 from optimizer.decide.state.live import LiveState
+from optimizer.decide.state.shared import Send, merge
 from optimizer.decide.state.snapshot import PolicyRef, Snapshot
 
 # Candidates every decision keeps, scored and estimated, for its receipt (docs/dashboard.md):
@@ -79,8 +80,11 @@ class Engine:
         max_fallbacks: int = 3,
         scorer_budget_s: float = 0.005,
         on_fallback: Callable[[str], None] | None = None,
+        on_sent: Callable[[Send], None] | None = None,
     ) -> None:
-        """`on_fallback(reason)`: called for each decision the guard sends to `fallback`."""
+        """`on_fallback(reason)`: called for each decision the guard sends to `fallback`;
+        `on_sent(send)`: for each request placed (the shared view's publisher)."""
+        self.on_sent = on_sent
         self.breakers = breakers
         self._load_policy = load_policy
         self.fallback = fallback
@@ -128,6 +132,14 @@ class Engine:
             for name in snapshot.shared_open_breakers:
                 self.breakers.force_open(name, "opened by another server process")
             self._snapshot = snapshot
+
+    def merge(self, sends: list[Send]) -> int:
+        """Merge other deciders' sends into the live state (`optimizer.decide.state.shared`);
+        how many it could place (none before the first snapshot)."""
+        with self._lock:
+            if self._live is None:
+                return 0
+            return merge(self._live, sends)
 
     # -- the decision ----------------------------------------------------------------------
     def resolve(self, body: DecisionInput) -> PlacementRequest:
@@ -284,3 +296,5 @@ class Engine:
         assert fleet is not None and live is not None
         live.sent(node, fleet.model_index[request.model], request.prefix_hashes)
         self.breakers.on_pick(fleet.names[node])
+        if self.on_sent is not None:
+            self.on_sent(Send(fleet.names[node], request.model, request.prefix_hashes, time.time()))

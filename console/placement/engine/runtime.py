@@ -23,6 +23,7 @@ from console.placement.engine.inputs import DecisionInput
 from console.placement.engine.outcomes import Outcomes
 from console.placement.engine.recorder import Recorder
 from console.placement.engine.records import live_event, record_row
+from console.placement.engine.sharedview import SharedView
 from console.placement.engine.writer import utcnow, write_to_database
 from console.placement.metrics import (
     BREAKER_OPEN,
@@ -67,6 +68,16 @@ class Runtime:
             scorer_budget_s=settings.LOCUS_SCORER_BUDGET_MS / 1000.0,
             on_fallback=_count_fallback,
         )
+        self.shared_view: SharedView | None = None
+        if settings.LOCUS_SHARED_VIEW_URL:
+            self.shared_view = SharedView(
+                url=settings.LOCUS_SHARED_VIEW_URL,
+                apply=self.engine.merge,
+                stream=settings.LOCUS_SHARED_VIEW_STREAM,
+                interval_s=settings.LOCUS_SHARED_VIEW_BATCH_MS / 1000.0,
+                maxlen=settings.LOCUS_SHARED_VIEW_MAXLEN,
+            )
+            self.engine.on_sent = self.shared_view.publish
         self.recorder = Recorder(write_batch=write_to_database, publish=event_publish)
         self.recorder.tick_hooks.append(self._flush_shadow)
         self._shadow_totals: dict[int, list[float]] = {}
@@ -94,6 +105,8 @@ class Runtime:
                     target=self._refresh_forever, name="locus-snapshot", daemon=True
                 ).start()
                 self.recorder.start()
+                if self.shared_view is not None:  # after the first snapshot, which it warms
+                    self.shared_view.start()
             if settings.LOCUS_GC_FREEZE:
                 _freeze_heap()
             self._started = True
@@ -293,4 +306,6 @@ def reset_runtime() -> None:
     with _runtime_lock:
         if _runtime is not None:
             _runtime.recorder.stop(timeout=1.0)
+            if _runtime.shared_view is not None:
+                _runtime.shared_view.stop()
         _runtime = None

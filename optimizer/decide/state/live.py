@@ -98,6 +98,18 @@ class LiveState:
         """This engine sent a request of `model` with prompt blocks `hashes` to `node`."""
         self.sent_since[node] += 1
         self.dynamic[node, D_QUEUE] += 1
+        self._placed(node, model, hashes)
+
+    def sent_by_peer(self, node: int, model: int, hashes: tuple[int, ...], at: float) -> None:
+        """Another decider sent a request to `node` at `at` (its clock, as `measured_at`'s):
+        its prompt blocks join the node's prefix cache either way, and it counts as queued
+        only if the node's last sample was measured before it (a later one covers it)."""
+        if not at <= self.measured_at[node]:  # also when no sample is known (NaN)
+            self.sent_since[node] += 1
+            self.dynamic[node, D_QUEUE] += 1
+        self._placed(node, model, hashes)
+
+    def _placed(self, node: int, model: int, hashes: tuple[int, ...]) -> None:
         if hashes:
             self.prefix.cache_of(node).insert(
                 model,

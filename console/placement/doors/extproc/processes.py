@@ -46,9 +46,17 @@ def serve_one(port: int, health_port: int, source: str | None, host: str, ready:
     django.setup()
     # Imported only now: a spawned process starts bare, and these load models, which need
     # Django set up first.
+    from django.db import connections
+
     from console.placement.doors.extproc.server import PickerServer
     from console.placement.engine.runtime import runtime
 
+    # Join the shared port only once this process can decide: the kernel gives a listener on
+    # it new connections at once (SO_REUSEPORT), and a replacement for a dead process that had
+    # no snapshot yet would answer them 503 (this also starts the shared live view, which
+    # warms from the other deciders in its first round).
+    runtime().ensure_started()
+    connections.close_all()
     server = PickerServer(port=port, health_port=health_port, source=source, host=host).start()
     ready.set()
 

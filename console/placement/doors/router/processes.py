@@ -39,9 +39,17 @@ def serve_one(port: int, source: str | None, host: str, ready: Any) -> None:
 
     django.setup()
     # Imported only now: a spawned process starts bare, and these need Django set up.
+    from django.db import connections
+
     from console.placement.doors.router.app import RouterServer
     from console.placement.engine.runtime import runtime
 
+    # Join the shared port only once this process can decide: the kernel gives a listener on
+    # it new connections at once (SO_REUSEPORT), and a replacement for a dead process that had
+    # no snapshot yet would answer them 503 (this also starts the shared live view, which
+    # warms from the other deciders in its first round).
+    runtime().ensure_started()
+    connections.close_all()
     server = RouterServer(port=port, source=source, host=host).start()
     ready.set()
 
