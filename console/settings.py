@@ -436,6 +436,8 @@ LOCUS_EVALUATION_TRACE: str = env.str(
 LOCUS_EVALUATION_LOADS: list[float] = env.list(
     "LOCUS_EVALUATION_LOADS", cast=float, default=[1.0, 4.0]
 )
+# Seeds 0-2, as the evaluations the docs' figures come from (docs/learned-policy.md).
+LOCUS_EVALUATION_SEEDS: list[int] = env.list("LOCUS_EVALUATION_SEEDS", cast=int, default=[0, 1, 2])
 LOCUS_EVALUATION_LIMIT: int | None = env.int("LOCUS_EVALUATION_LIMIT", default=None)
 LOCUS_CANARY_WINDOW_SECONDS: float = env.float("LOCUS_CANARY_WINDOW_SECONDS", default=900.0)
 LOCUS_CANARY_MIN_OUTCOMES: int = env.int("LOCUS_CANARY_MIN_OUTCOMES", default=100)
