@@ -363,6 +363,11 @@ LOCUS_DEFAULT_POLICY: str = env.str("LOCUS_DEFAULT_POLICY", default="weighted-sc
 LOCUS_FALLBACK_POLICY: str = env.str("LOCUS_FALLBACK_POLICY", default="least-loaded")
 LOCUS_SNAPSHOT_REFRESH_SECONDS: float = env.float("LOCUS_SNAPSHOT_REFRESH_SECONDS", default=1.0)
 LOCUS_MAX_FALLBACKS: int = env.int("LOCUS_MAX_FALLBACKS", default=3)
+# One trained-scorer decision in this many keeps why it was picked in its receipt (integrated
+# gradients, ~0.17 ms each against ~0.07 ms for the decision's pipeline on 2 cores:
+# tests/bench/bench_learned_why.py); 0 keeps it only for decisions asked to explain
+# (console/placement/engine/learned_why.py).
+LOCUS_LEARNED_EXPLAIN_EVERY: int = env.int("LOCUS_LEARNED_EXPLAIN_EVERY", default=100)
 # /readyz fails when decision records wait this long with nothing written (the database is gone
 # or refuses them); the recorder retries with backoff up to 5 s, so a healthy one never does.
 LOCUS_RECORDER_STALLED_SECONDS: float = env.float("LOCUS_RECORDER_STALLED_SECONDS", default=30.0)

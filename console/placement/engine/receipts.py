@@ -12,17 +12,22 @@ from typing import Any
 
 from console.placement.engine.core import RECEIPT_CANDIDATES, Decision
 
-# 2 added each candidate's `prefill_ms` (cost attribution, console/policies/attribution.py).
-RECEIPT_VERSION = 2
+# 2 added each candidate's `prefill_ms` (cost attribution, console/policies/attribution.py);
+# 3 added `learned`, why a trained scorer preferred the pick, on sampled decisions.
+RECEIPT_VERSION = 3
 
 
 def receipt_of(decision: Decision) -> dict[str, Any]:
     """`{"v", "candidates": [{node, site, score, ttft_ms, e2e_ms, prefill_ms, cost_usd,
     kv_used, queue}],
     "rejected": {reason: count}}`: the best RECEIPT_CANDIDATES candidates in rank order and
-    the rejected nodes counted by reason (not named: a receipt stays small on any fleet)."""
-    return {
+    the rejected nodes counted by reason (not named: a receipt stays small on any fleet);
+    plus `learned` when the engine attributed a trained scorer's pick (`learned_why.py`)."""
+    receipt = {
         "v": RECEIPT_VERSION,
         "candidates": decision.top[:RECEIPT_CANDIDATES],
         "rejected": dict(Counter(decision.rejected.values())),
     }
+    if decision.learned is not None:
+        receipt["learned"] = decision.learned
+    return receipt

@@ -65,6 +65,7 @@ class Runtime:
             max_fallbacks=settings.LOCUS_MAX_FALLBACKS,
             scorer_budget_s=settings.LOCUS_SCORER_BUDGET_MS / 1000.0,
             on_fallback=_count_fallback,
+            learned_explain_every=settings.LOCUS_LEARNED_EXPLAIN_EVERY,
         )
         self.recorder = Recorder(write_batch=write_to_database, publish=event_publish)
         self.recorder.tick_hooks.append(self._flush_shadow)
