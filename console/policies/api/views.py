@@ -147,9 +147,14 @@ class PolicyTransitionViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
 class RolloutView(APIView):
     access = {"GET": VIEWERS, "HEAD": VIEWERS, "OPTIONS": VIEWERS}
 
-    @extend_schema(responses={200: OpenApiResponse(description="Who serves traffic now.")})
+    @extend_schema(
+        responses={200: OpenApiResponse(description="Who serves traffic now, and how it does.")}
+    )
     def get(self, request: Request) -> Response:
-        """The serving policies and, during a canary, both arms' live outcome figures."""
+        """The serving policies, the evaluation defaults and, during a canary, both arms'
+        live outcome figures, the verdict from the attainment difference's 95% interval, the
+        headline (attributed) cost, the elapsed time and the watchdog's state and next check
+        (docs/operations.md "Watching a canary")."""
         rt = runtime()
         rt.ensure_started()
         snapshot = rt.engine.snapshot

@@ -971,7 +971,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The serving policies and, during a canary, both arms' live outcome figures. */
+        /**
+         * @description The serving policies, the evaluation defaults and, during a canary, both arms'
+         *     live outcome figures, the verdict from the attainment difference's 95% interval, the
+         *     headline (attributed) cost, the elapsed time and the watchdog's state and next check
+         *     (docs/operations.md "Watching a canary").
+         */
         get: operations["v1_rollout_retrieve"];
         put?: never;
         post?: never;
@@ -9881,7 +9886,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Who serves traffic now. */
+            /** @description Who serves traffic now, and how it does. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -27,13 +27,13 @@ function LearnedWhyView({ why }: { why: LearnedWhy }) {
       <table className="table dense">
         <thead>
           <tr>
-            <th>Feature</th><th className="num">Pick</th><th className="num">Runner-up</th><th className="num">Contribution</th>
+            <th>Feature</th><th className="num">Pick</th><th className="num">Runner-up</th><th className="num">Pushed towards</th>
           </tr>
         </thead>
         <tbody>
           {why.features.map((f) => (
             <tr key={f.feature} data-feature={f.feature}>
-              <td>{featureLabel(f.feature)} <span className="mono small muted">{f.feature}</span></td>
+              <td title={f.feature}>{featureLabel(f.feature)}</td>
               <td className="num">{f.pick}</td>
               <td className="num">{f.runner_up}</td>
               <td className={`num ${f.contribution >= 0 ? "" : "level-warn"}`}>{contributionText(f.contribution)}</td>

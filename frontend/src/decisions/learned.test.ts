@@ -10,8 +10,8 @@ describe("learned explanations", () => {
   });
 
   it("says which way a feature pushed", () => {
-    expect(contributionText(1.234)).toBe("+1.23 toward the pick");
-    expect(contributionText(-0.4)).toBe("−0.40 toward the runner-up");
+    expect(contributionText(1.234)).toBe("pick +1.23");
+    expect(contributionText(-0.4)).toBe("runner-up −0.40");
   });
 
   it("splits the margin into the network's and the cost price's parts", () => {

@@ -34,10 +34,10 @@ export function featureLabel(name: string): string {
   return LABELS[name] ?? name;
 }
 
-/** "+1.23 toward the pick" or "−0.40 toward the runner-up": a contribution's direction. */
+/** "pick +1.23" or "runner-up −0.40": which way a contribution pushed, and how far. */
 export function contributionText(value: number): string {
   const size = Math.abs(value).toFixed(2);
-  return value >= 0 ? `+${size} toward the pick` : `−${size} toward the runner-up`;
+  return value >= 0 ? `pick +${size}` : `runner-up −${size}`;
 }
 
 /** One sentence: how the margin splits into the scorer's and the cost price's parts. */
