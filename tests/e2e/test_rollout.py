@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -38,14 +38,19 @@ def _post(page: Any, path: str, body: dict[str, Any]) -> Any:
     return answer.json()
 
 
+# The seed's telemetry of fra-h100-1 is stale by now, so the engine leaves that node out; for
+# a runner-up it reports again, LOCUS_TELEMETRY_STALE_SECONDS (30) minus this ago, so it is
+# stale again soon after, as later tests expect (test_sre_flows' receipt rules one node out).
+FRESH_FOR_S = 15
+
+
 def _explained(url: str, key: str) -> dict[str, Any]:
-    """A decision asked to explain, with a runner-up: both nodes report fresh telemetry first
-    (the seed's is a quarter of an hour old, so stale), and the engine sees it at its next
-    snapshot refresh (every second)."""
-    now = datetime.now(UTC).isoformat()
+    """A decision asked to explain, with a runner-up, once the engine sees fra-h100-1's new
+    reading (its snapshot refreshes every second)."""
+    at = datetime.now(UTC) - timedelta(seconds=30 - FRESH_FOR_S)
     metrics = {"running": 4, "queue_depth": 1, "kv_usage": 0.3, "gpu_util": 0.5}
-    samples = [{"node": n, "ts": now, "metrics": metrics} for n in ("muc-l4-1", "fra-h100-1")]
-    api_call(url, key, "POST", "/api/v1/telemetry/samples", {"samples": samples})
+    sample = {"node": "fra-h100-1", "ts": at.isoformat(), "metrics": metrics}
+    api_call(url, key, "POST", "/api/v1/telemetry/samples", {"samples": [sample]})
     for _ in range(50):
         decided: dict[str, Any] = api_call(
             url, key, "POST", "/api/v1/placements", {**INTERACTIVE, "explain": True}
@@ -54,6 +59,16 @@ def _explained(url: str, key: str) -> dict[str, Any]:
             return decided
         time.sleep(0.2)
     raise AssertionError(f"no decision with a runner-up: {decided}")
+
+
+def _stale_again(page: Any) -> None:
+    """Wait until fra-h100-1's reading is stale again, as the tests after this one found it."""
+    for _ in range(100):
+        why = page.request.get("/api/v1/nodes/fra-h100-1/why").json()
+        if (why.get("telemetry") or {}).get("stale", True):
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"fra-h100-1's telemetry stays fresh: {why.get('telemetry')}")
 
 
 def _roll_back(page: Any, pk: int) -> None:
@@ -173,3 +188,4 @@ def test_a_learned_decision_is_explained(page, console_url, service_key, screens
         expect(row.get_by_test_id("why-runner-up")).to_contain_text("moved most by")
     finally:
         _roll_back(page, pk)
+        _stale_again(page)
