@@ -18,7 +18,11 @@ from tests.e2e.test_operations import INTERACTIVE, _csrf, _decide, _outcome
 
 pytestmark = pytest.mark.e2e
 
-FAST_MS, SLOW_MS = 300.0, 4000.0  # interactive's TTFT target is 800 ms (contract-example.yaml)
+# The canary's traffic is batch's (TTFT target 10 s, contract-example.yaml): interactive's
+# burn-rate windows stay as the later tests expect them (test_sre_flows opens an interactive
+# breach from slow outcomes, which good ones here would dilute).
+FAST_MS, SLOW_MS = 300.0, 12_000.0
+BATCH = {**INTERACTIVE, "source": "us-batch"}
 # LOCUS_CANARY_MIN_OUTCOMES (100) an arm, so the watchdog judges: about 260 at a 50% share.
 DECISIONS = 260
 
@@ -129,7 +133,7 @@ def test_the_rollout_panel_says_whether_a_canary_is_winning_and_refreshes_live( 
 
         # Traffic with known outcomes: the canary's requests miss their TTFT target, the
         # active arm's meet it. The panel updates without a reload.
-        answers = _decide(console_url, service_key, [INTERACTIVE] * DECISIONS)
+        answers = _decide(console_url, service_key, [BATCH] * DECISIONS)
         arms = {"active": 0, "canary": 0}
         for answer in answers:
             arms[answer["arm"]] += 1
