@@ -363,6 +363,11 @@ LOCUS_DEFAULT_POLICY: str = env.str("LOCUS_DEFAULT_POLICY", default="weighted-sc
 LOCUS_FALLBACK_POLICY: str = env.str("LOCUS_FALLBACK_POLICY", default="least-loaded")
 LOCUS_SNAPSHOT_REFRESH_SECONDS: float = env.float("LOCUS_SNAPSHOT_REFRESH_SECONDS", default=1.0)
 LOCUS_MAX_FALLBACKS: int = env.int("LOCUS_MAX_FALLBACKS", default=3)
+# One trained-scorer decision in this many keeps why it was picked in its receipt (integrated
+# gradients, ~0.17 ms each against ~0.07 ms for the decision's pipeline on 2 cores:
+# tests/bench/bench_learned_why.py); 0 keeps it only for decisions asked to explain
+# (console/placement/engine/learned_why.py).
+LOCUS_LEARNED_EXPLAIN_EVERY: int = env.int("LOCUS_LEARNED_EXPLAIN_EVERY", default=100)
 # /readyz fails when decision records wait this long with nothing written (the database is gone
 # or refuses them); the recorder retries with backoff up to 5 s, so a healthy one never does.
 LOCUS_RECORDER_STALLED_SECONDS: float = env.float("LOCUS_RECORDER_STALLED_SECONDS", default=30.0)
@@ -445,6 +450,8 @@ LOCUS_EVALUATION_TRACE: str = env.str(
 LOCUS_EVALUATION_LOADS: list[float] = env.list(
     "LOCUS_EVALUATION_LOADS", cast=float, default=[1.0, 4.0]
 )
+# Seeds 0-2, as the evaluations the docs' figures come from (docs/learned-policy.md).
+LOCUS_EVALUATION_SEEDS: list[int] = env.list("LOCUS_EVALUATION_SEEDS", cast=int, default=[0, 1, 2])
 LOCUS_EVALUATION_LIMIT: int | None = env.int("LOCUS_EVALUATION_LIMIT", default=None)
 LOCUS_CANARY_WINDOW_SECONDS: float = env.float("LOCUS_CANARY_WINDOW_SECONDS", default=900.0)
 LOCUS_CANARY_MIN_OUTCOMES: int = env.int("LOCUS_CANARY_MIN_OUTCOMES", default=100)

@@ -40,6 +40,7 @@ def _test_settings(settings):  # type: ignore[no-untyped-def]
     # Evaluations and training runs started by tests use tiny budgets.
     settings.LOCUS_EVALUATION_LIMIT = 150
     settings.LOCUS_EVALUATION_LOADS = [1.0]
+    settings.LOCUS_EVALUATION_SEEDS = [0]
     settings.LOCUS_TRAINING_TIMESTEPS = 256
     settings.LOCUS_TRAINING_BC_STEPS = 0
     from console.placement.engine.runtime import reset_runtime

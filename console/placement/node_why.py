@@ -20,6 +20,7 @@ from console.inventory.selectors import node_by_name, node_state_changes
 from console.placement.breach_flags import picked_in_breach
 from console.placement.engine.runtime import current_runtime
 from console.placement.models import BreakerEvent, DecisionRecord
+from optimizer.decide.explain import estimates_against_runner_up
 from telemetry.selectors import BreachInterval, breach_intervals, latest_node_state
 
 RECENT_DECISIONS = 20
@@ -141,6 +142,23 @@ def _decision(d: DecisionRecord, breaches: list[BreachInterval]) -> dict[str, An
         "ttft_ms": d.ttft_ms,
         "e2e_ms": d.e2e_ms,
         "picked_in_breach": flag["breach_id"] if flag else None,
+        "against_runner_up": _against_runner_up(d.receipt),
+    }
+
+
+def _against_runner_up(receipt: object) -> dict[str, Any] | None:
+    """The pick against the runner-up in one line's worth: which estimates were worse and,
+    for a learned decision whose receipt keeps it, the feature that moved it most."""
+    candidates = receipt.get("candidates") if isinstance(receipt, dict) else None
+    if not isinstance(candidates, list) or len(candidates) < 2:
+        return None
+    worse = estimates_against_runner_up(candidates)
+    learned = receipt.get("learned") if isinstance(receipt, dict) else None
+    features = learned.get("features") if isinstance(learned, dict) else None
+    return {
+        "runner_up": candidates[1].get("node"),
+        "worse": worse["worse"] if worse else [],
+        "top_feature": features[0]["feature"] if features else None,
     }
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.core.cache import cache
 from django.utils import timezone
 
 from console.inventory.selectors import slo_list
@@ -195,18 +196,19 @@ def _number(row: dict[str, object] | None, key: str) -> float | None:
     return float(value)
 
 
-def canary_check() -> str:
-    """Check the canary, roll it back if it is worse; return what was decided."""
-    canary = PolicyVersion.objects.filter(state=PolicyState.CANARY).first()
-    if canary is None:
-        return "no canary"
-    window_start = timezone.now() - timedelta(seconds=settings.LOCUS_CANARY_WINDOW_SECONDS)
-    since = max(canary.state_changed_at or window_start, window_start)
-    stats = arm_stats(since)
-    mine, theirs = stats.get("canary", ArmStats()), stats.get("active", ArmStats())
+# Where the watchdog leaves its last check for the rollout panel
+# (console/policies/canary_report.py): the shared cache, so the web process sees the worker's
+# checks when REDIS_URL is set.
+WATCHDOG_CACHE_KEY = "locus:canary-watchdog:last"
+
+
+def watchdog_judgement(mine: ArmStats, theirs: ArmStats) -> tuple[str, str]:
+    """What the watchdog makes of the canary's and the active arm's figures: ("waiting",
+    why), ("healthy", figures) or ("rollback", the reasons). Pure: the watchdog acts on it,
+    the rollout panel shows it."""
     needed = settings.LOCUS_CANARY_MIN_OUTCOMES
     if mine.outcomes < needed or theirs.outcomes < needed:
-        return f"waiting: {mine.outcomes} canary and {theirs.outcomes} active outcomes"
+        return "waiting", f"waiting: {mine.outcomes} canary and {theirs.outcomes} active outcomes"
     drop = theirs.attainment - mine.attainment
     extra_breaches = mine.breach_share - theirs.breach_share
     reasons = []
@@ -222,10 +224,34 @@ def canary_check() -> str:
             f"{theirs.breached}/{theirs.groups}"
         )
     if not reasons:
-        return (
+        return "healthy", (
             f"healthy: attainment {mine.attainment:.1%} vs {theirs.attainment:.1%}, "
             f"breach share {mine.breach_share:.1%} vs {theirs.breach_share:.1%}"
         )
-    reason = "automatic rollback: " + "; ".join(reasons)
-    policy_transition(policy=canary, action="rollback", actor=None, reason=reason)
-    return reason
+    return "rollback", "automatic rollback: " + "; ".join(reasons)
+
+
+def watchdog_since(canary: PolicyVersion) -> Any:
+    """The start of the outcomes the watchdog judges: the canary's start, at most
+    `LOCUS_CANARY_WINDOW_SECONDS` ago."""
+    window_start = timezone.now() - timedelta(seconds=settings.LOCUS_CANARY_WINDOW_SECONDS)
+    return max(canary.state_changed_at or window_start, window_start)
+
+
+def canary_check() -> str:
+    """Check the canary, roll it back if it is worse; return what was decided."""
+    canary = PolicyVersion.objects.filter(state=PolicyState.CANARY).first()
+    if canary is None:
+        return "no canary"
+    stats = arm_stats(watchdog_since(canary))
+    state, said = watchdog_judgement(
+        stats.get("canary", ArmStats()), stats.get("active", ArmStats())
+    )
+    cache.set(
+        WATCHDOG_CACHE_KEY,
+        {"at": timezone.now().isoformat(), "version_id": canary.pk, "state": state, "said": said},
+        timeout=None,
+    )
+    if state == "rollback":
+        policy_transition(policy=canary, action="rollback", actor=None, reason=said)
+    return said

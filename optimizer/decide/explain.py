@@ -1,7 +1,8 @@
 """What `"explain": true` adds to a decision: every candidate with its score, rank, estimates
 and the state it was judged on (docs/contracts.md §4), best first; the receipt's rows every
-decision keeps (docs/dashboard.md); and the trust region's note, when a learned scorer's
-guard judged the decision (`guard_note`)."""
+decision keeps (docs/dashboard.md); the trust region's note, when a learned scorer's
+guard judged the decision (`guard_note`); and what a receipt says of the pick's estimates
+against the runner-up's. Why a learned scorer preferred its pick: `explain_learned`."""
 
 from __future__ import annotations
 
@@ -116,3 +117,39 @@ def guard_note(policy: object) -> dict[str, Any] | None:
         "anchor": policy.anchor.name,
         "counts": {v: policy.counts[v] for v in VERDICTS},
     }
+
+
+# The receipt's estimates compared with the runner-up's, lower is better for each.
+ESTIMATES = (("ttft_ms", "TTFT"), ("e2e_ms", "end-to-end latency"), ("cost_usd", "cost"))
+
+
+def estimates_against_runner_up(candidates: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Which of the pick's receipt estimates are worse than the runner-up's (the first two
+    receipt rows; read when a receipt is, issue #28), as `{"runner_up", "worse": [key...],
+    "text"}`; None without a runner-up or when no estimate is worse. A learned scorer
+    weighs what the estimates do not hold (load, prefix reuse, tier), so such a pick is no
+    error, but the receipt must say so."""
+    if len(candidates) < 2:
+        return None
+    pick, runner = candidates[0], candidates[1]
+    worse = []
+    for key, _ in ESTIMATES:
+        mine, theirs = pick.get(key), runner.get(key)
+        if isinstance(mine, int | float) and isinstance(theirs, int | float) and mine > theirs:
+            worse.append(key)
+    if not worse:
+        return None
+    words = [label for key, label in ESTIMATES if key in worse]
+    return {
+        "runner_up": runner.get("node"),
+        "worse": worse,
+        "text": (
+            f"The pick's estimated {_join(words)} {'is' if len(words) == 1 else 'are'} worse "
+            f"than the runner-up's ({runner.get('node')}): the scorer preferred it on other "
+            "features."
+        ),
+    }
+
+
+def _join(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]

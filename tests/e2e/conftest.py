@@ -152,6 +152,7 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
         # Evaluations run eagerly inside the request: keep them to a few seconds.
         "LOCUS_EVALUATION_LIMIT": "150",
         "LOCUS_EVALUATION_LOADS": "1",
+        "LOCUS_EVALUATION_SEEDS": "0",
         "LOCUS_TRAINING_BC_STEPS": "512",
         "LOCUS_TRAINING_WINDOW": "512",
         # Burn-rate rules a sixtieth of the workbook's (page: 60 s and 5 s, held 2 s), judged

@@ -14,6 +14,7 @@ from console.placement.breach_flags import breaches_around, picked_in_breach
 from console.placement.doors.answers import GuardNoteSerializer
 from console.placement.models import DecisionRecord
 from console.placement.selectors import DecisionQuery
+from optimizer.decide.explain import estimates_against_runner_up
 
 
 class ReceiptCandidateSerializer(serializers.Serializer):
@@ -39,6 +40,39 @@ class PickedInBreachSerializer(serializers.Serializer):
     open_breaches = serializers.IntegerField(help_text="Breaches naming the node at the time.")
 
 
+class LearnedFeatureSerializer(serializers.Serializer):
+    feature = serializers.CharField(help_text="A feature of the scorer's rows (policy.json).")
+    pick = serializers.FloatField(help_text="The pick's value of the feature.")
+    runner_up = serializers.FloatField(help_text="The runner-up's value.")
+    contribution = serializers.FloatField(
+        help_text="Its share of the scorer's margin of the pick over the runner-up."
+    )
+
+
+class LearnedWhySerializer(serializers.Serializer):
+    method = serializers.CharField(help_text="`integrated-gradients` (Sundararajan et al. 2017).")
+    steps = serializers.IntegerField(help_text="Points of the path integral.")
+    runner_up = serializers.CharField()
+    margin = serializers.FloatField(help_text="The pick's score minus the runner-up's.")
+    scorer_margin = serializers.FloatField(help_text="The part the scorer's network gives.")
+    cost_term = serializers.FloatField(
+        help_text="The part policy.json's decision_cost_weight gives (price on estimated cost)."
+    )
+    residual = serializers.FloatField(
+        help_text="The scorer margin the features' contributions leave (quadrature error)."
+    )
+    features = LearnedFeatureSerializer(many=True, help_text="Largest contributions first.")
+
+
+class AgainstRunnerUpSerializer(serializers.Serializer):
+    runner_up = serializers.CharField()
+    worse = serializers.ListField(
+        child=serializers.ChoiceField(choices=["ttft_ms", "e2e_ms", "cost_usd"]),
+        help_text="The pick's estimates worse than the runner-up's.",
+    )
+    text = serializers.CharField()
+
+
 class ReceiptSerializer(serializers.Serializer):
     # Not required: records from before receipts hold `{}`.
     v = serializers.IntegerField(required=False, help_text="Receipt format version.")
@@ -60,6 +94,17 @@ class ReceiptSerializer(serializers.Serializer):
         allow_null=True,
         help_text="The open SLA breach naming the picked node when it was picked (the most "
         "severe), or null. Read from the breaches when the record is read, not stored.",
+    )
+    learned = LearnedWhySerializer(
+        required=False,
+        help_text="Why a trained scorer preferred the pick over the runner-up: kept for one "
+        "learned decision in LOCUS_LEARNED_EXPLAIN_EVERY and those asked to explain.",
+    )
+    against_runner_up = AgainstRunnerUpSerializer(
+        required=False,
+        allow_null=True,
+        help_text="When the pick's own estimates are worse than the runner-up's, which; null "
+        "otherwise. Read from the candidates when the record is read.",
     )
 
 
@@ -86,6 +131,9 @@ class DecisionRecordSerializer(serializers.ModelSerializer):
             **data["receipt"],
             "picked_in_breach": picked_in_breach(
                 node=instance.node, at=instance.created_at, breaches=breaches
+            ),
+            "against_runner_up": estimates_against_runner_up(
+                instance.receipt.get("candidates") or []
             ),
         }
         return data

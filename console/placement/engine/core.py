@@ -22,6 +22,7 @@ from typing import Any
 
 from console.placement.engine.ids import decision_ids
 from console.placement.engine.inputs import DecisionInput, request_of
+from console.placement.engine.learned_why import LearnedExplainer
 from optimizer.decide.explain import explain, guard_note, receipt_candidates
 from optimizer.decide.filters.breakers import BreakerBoard
 from optimizer.decide.framework import Trip
@@ -65,6 +66,8 @@ class Decision:
     top: list[dict[str, Any]] = field(default_factory=list)
     # What a learned scorer's trust region did (`optimizer.decide.explain.guard_note`).
     guard: dict[str, Any] | None = None
+    # Why a trained scorer preferred the pick, when sampled or asked (learned_why.py).
+    learned: dict[str, Any] | None = None
 
 
 class Engine:
@@ -81,9 +84,12 @@ class Engine:
         scorer_budget_s: float = 0.005,
         on_fallback: Callable[[str], None] | None = None,
         on_sent: Callable[[Send], None] | None = None,
+        learned_explain_every: int = 0,
     ) -> None:
         """`on_fallback(reason)`: called for each decision the guard sends to `fallback`;
-        `on_sent(send)`: for each request placed (the shared view's publisher)."""
+        `on_sent(send)`: for each request placed (the shared view's publisher);
+        `learned_explain_every`: one trained-scorer decision in that many keeps why it was
+        picked in its receipt (0: only those asked to explain)."""
         self.on_sent = on_sent
         self.breakers = breakers
         self._load_policy = load_policy
@@ -91,6 +97,7 @@ class Engine:
         self.stale_after_s = stale_after_s
         self.max_fallbacks = max_fallbacks
         self.guard = ScorerGuard(budget_s=scorer_budget_s)
+        self.learned_why = LearnedExplainer(learned_explain_every)
         if on_fallback is not None:
             self.guard.on_fallback = on_fallback
         # The serving pipeline: the constraints, the caller's subset, the breakers, then
@@ -203,6 +210,11 @@ class Engine:
             )
             if body.explain:
                 decision.candidates = explain(candidates, scores, snap, self._live, now)
+            if scorer.learned and not scorer.degraded:
+                decision.learned = self.learned_why.attribution(
+                    self._load_policy(scorer.used, snap), candidates, scores, order,
+                    asked=body.explain,
+                )  # fmt: skip
         decision.latency_us = (time.perf_counter() - start) * 1e6
         return decision
 

@@ -12,16 +12,19 @@ from typing import Any
 
 from console.placement.engine.core import RECEIPT_CANDIDATES, Decision
 
-# 2 added each candidate's `prefill_ms` (cost attribution, console/policies/attribution.py).
-RECEIPT_VERSION = 2
+# 2 added each candidate's `prefill_ms` (cost attribution, console/policies/attribution.py);
+# 3 added `learned`, why a trained scorer preferred the pick, on sampled decisions.
+RECEIPT_VERSION = 3
 
 
 def receipt_of(decision: Decision) -> dict[str, Any]:
     """`{"v", "candidates": [{node, site, score, ttft_ms, e2e_ms, prefill_ms, cost_usd,
     kv_used, queue}],
-    "rejected": {reason: count}, "guard"?}`: the best RECEIPT_CANDIDATES candidates in rank
-    order, the rejected nodes counted by reason (not named: a receipt stays small on any
-    fleet) and, when a learned scorer's trust region judged the decision, its note."""
+    "rejected": {reason: count}, "guard"?, "learned"?}`: the best RECEIPT_CANDIDATES
+    candidates in rank order, the rejected nodes counted by reason (not named: a receipt stays
+    small on any fleet), the trust region's note when a learned scorer's trust region judged
+    the decision, and `learned` when the engine attributed a trained scorer's pick
+    (`learned_why.py`)."""
     receipt = {
         "v": RECEIPT_VERSION,
         "candidates": decision.top[:RECEIPT_CANDIDATES],
@@ -29,4 +32,6 @@ def receipt_of(decision: Decision) -> dict[str, Any]:
     }
     if decision.guard is not None:
         receipt["guard"] = decision.guard
+    if decision.learned is not None:
+        receipt["learned"] = decision.learned
     return receipt

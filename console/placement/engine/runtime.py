@@ -67,6 +67,7 @@ class Runtime:
             max_fallbacks=settings.LOCUS_MAX_FALLBACKS,
             scorer_budget_s=settings.LOCUS_SCORER_BUDGET_MS / 1000.0,
             on_fallback=_count_fallback,
+            learned_explain_every=settings.LOCUS_LEARNED_EXPLAIN_EVERY,
         )
         self.shared_view: SharedView | None = None
         if settings.LOCUS_SHARED_VIEW_URL:

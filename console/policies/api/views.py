@@ -19,7 +19,8 @@ from console.api.errors import ApplicationError
 from console.placement.engine.runtime import runtime
 from console.policies import jobs, services
 from console.policies.api import serializers as s
-from console.policies.canary import arm_stats, canary_vs_active
+from console.policies.canary_report import canary_report, evaluation_defaults
+from console.policies.choices import PolicyState
 from console.policies.models import PolicyTransition, PolicyVersion, TrainingRun
 from console.policies.selectors import rollout_state
 
@@ -123,7 +124,7 @@ class PolicyVersionViewSet(
             policy=self.get_object(),
             trace=trace_path(body.validated_data.get("trace")),
             loads=body.validated_data.get("loads", settings.LOCUS_EVALUATION_LOADS),
-            seeds=body.validated_data.get("seeds", [0]),
+            seeds=body.validated_data.get("seeds", settings.LOCUS_EVALUATION_SEEDS),
             recorded_hours=body.validated_data.get("recorded_hours"),
             calibration_run=body.validated_data.get("calibration_run"),
             requested_by=_caller(request),
@@ -146,9 +147,14 @@ class PolicyTransitionViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
 class RolloutView(APIView):
     access = {"GET": VIEWERS, "HEAD": VIEWERS, "OPTIONS": VIEWERS}
 
-    @extend_schema(responses={200: OpenApiResponse(description="Who serves traffic now.")})
+    @extend_schema(
+        responses={200: OpenApiResponse(description="Who serves traffic now, and how it does.")}
+    )
     def get(self, request: Request) -> Response:
-        """The serving policies and, during a canary, both arms' live outcome figures."""
+        """The serving policies, the evaluation defaults and, during a canary, both arms'
+        live outcome figures, the verdict from the attainment difference's 95% interval, the
+        headline (attributed) cost, the elapsed time and the watchdog's state and next check
+        (docs/operations.md "Watching a canary")."""
         rt = runtime()
         rt.ensure_started()
         snapshot = rt.engine.snapshot
@@ -163,23 +169,10 @@ class RolloutView(APIView):
             "canary": rollout.canary.key if rollout.canary else None,
             "canary_share": rollout.canary_share,
         }
-        canary = PolicyVersion.objects.filter(state="canary").first()
-        if canary is not None and canary.state_changed_at is not None:
-            stats = arm_stats(canary.state_changed_at, attribute=True)
-            body["arms"] = {
-                arm: {
-                    "outcomes": st.outcomes,
-                    "slo_attainment": st.attainment,
-                    "breached_groups": st.breached,
-                    "groups": st.groups,
-                    "estimated_usd_per_1k": st.usd_per_1k,
-                    "attributed_usd_per_1k": st.attributed_usd_per_1k,
-                    "attributed_outcomes": st.attributed,
-                }
-                for arm, st in stats.items()
-            }
-            if (compared := canary_vs_active(stats)) is not None:
-                body["canary_vs_active"] = compared
+        body["evaluation_defaults"] = evaluation_defaults()
+        canary = PolicyVersion.objects.filter(state=PolicyState.CANARY).first()
+        if canary is not None:
+            body.update(canary_report(canary))
         return Response(body)
 
 

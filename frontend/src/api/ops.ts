@@ -69,7 +69,7 @@ export const policyAction = (
   body: { reason: string; canary_share?: number },
 ) => api.request<PolicyVersion>(`/api/v1/policies/${id}/${action}`, { method: "POST", body });
 
-export const evaluatePolicy = (id: number, body: { loads?: number[] } = {}) =>
+export const evaluatePolicy = (id: number, body: { loads?: number[]; seeds?: number[] } = {}) =>
   api.request<unknown>(`/api/v1/policies/${id}/evaluate`, { method: "POST", body });
 
 export const listTrainingRuns = () =>

@@ -971,7 +971,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The serving policies and, during a canary, both arms' live outcome figures. */
+        /**
+         * @description The serving policies, the evaluation defaults and, during a canary, both arms'
+         *     live outcome figures, the verdict from the attainment difference's 95% interval, the
+         *     headline (attributed) cost, the elapsed time and the watchdog's state and next check
+         *     (docs/operations.md "Watching a canary").
+         */
         get: operations["v1_rollout_retrieve"];
         put?: never;
         post?: never;
@@ -1434,6 +1439,12 @@ export interface components {
          * @enum {string}
          */
         ActionEnum: "pending" | "applied" | "discarded";
+        AgainstRunnerUp: {
+            runner_up: string;
+            /** @description The pick's estimates worse than the runner-up's. */
+            worse: components["schemas"]["WorseEnum"][];
+            text: string;
+        };
         ApiKey: {
             readonly id: number;
             name: string;
@@ -1727,6 +1738,54 @@ export interface components {
             requests: number;
             /** @description E.g. "p95 in 5–7.5 s". */
             text: string;
+        };
+        LearnedFeature: {
+            /** @description A feature of the scorer's rows (policy.json). */
+            feature: string;
+            /**
+             * Format: double
+             * @description The pick's value of the feature.
+             */
+            pick: number;
+            /**
+             * Format: double
+             * @description The runner-up's value.
+             */
+            runner_up: number;
+            /**
+             * Format: double
+             * @description Its share of the scorer's margin of the pick over the runner-up.
+             */
+            contribution: number;
+        };
+        LearnedWhy: {
+            /** @description `integrated-gradients` (Sundararajan et al. 2017). */
+            method: string;
+            /** @description Points of the path integral. */
+            steps: number;
+            runner_up: string;
+            /**
+             * Format: double
+             * @description The pick's score minus the runner-up's.
+             */
+            margin: number;
+            /**
+             * Format: double
+             * @description The part the scorer's network gives.
+             */
+            scorer_margin: number;
+            /**
+             * Format: double
+             * @description The part policy.json's decision_cost_weight gives (price on estimated cost).
+             */
+            cost_term: number;
+            /**
+             * Format: double
+             * @description The scorer margin the features' contributions leave (quadrature error).
+             */
+            residual: number;
+            /** @description Largest contributions first. */
+            features: components["schemas"]["LearnedFeature"][];
         };
         Link: {
             readonly id: number;
@@ -2551,6 +2610,10 @@ export interface components {
             guard?: components["schemas"]["GuardNote"];
             /** @description The open SLA breach naming the picked node when it was picked (the most severe), or null. Read from the breaches when the record is read, not stored. */
             picked_in_breach?: components["schemas"]["PickedInBreach"] | null;
+            /** @description Why a trained scorer preferred the pick over the runner-up: kept for one learned decision in LOCUS_LEARNED_EXPLAIN_EVERY and those asked to explain. */
+            learned?: components["schemas"]["LearnedWhy"];
+            /** @description When the pick's own estimates are worse than the runner-up's, which; null otherwise. Read from the candidates when the record is read. */
+            against_runner_up?: components["schemas"]["AgainstRunnerUp"] | null;
         };
         ReceiptCandidate: {
             node: string;
@@ -2859,6 +2922,13 @@ export interface components {
             /** Format: double */
             share: number;
         };
+        /**
+         * @description * `ttft_ms` - ttft_ms
+         *     * `e2e_ms` - e2e_ms
+         *     * `cost_usd` - cost_usd
+         * @enum {string}
+         */
+        WorseEnum: "ttft_ms" | "e2e_ms" | "cost_usd";
         Error: {
             /** @description What went wrong, for a person. */
             message: string;
@@ -9846,7 +9916,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Who serves traffic now. */
+            /** @description Who serves traffic now, and how it does. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -155,6 +155,33 @@ export interface Rollout {
     slo_attainment_difference: number;
     slo_attainment_difference_95: [number, number];
   };
+  /** The loads and seeds an evaluation runs when it names none (LOCUS_EVALUATION_*). */
+  evaluation_defaults: { loads: number[]; seeds: number[] };
+  /** The rest is there while a canary runs (console/policies/rollout.py). */
+  canary_id?: number;
+  started_at?: string;
+  elapsed_s?: number;
+  /** From the attainment difference's 95% interval: above zero, below, or containing it. */
+  verdict?: { verdict: "winning" | "losing" | "undecided"; why: string };
+  /** The headline cost: attributed US dollars per 1k served requests; the estimate's ratio
+   * is secondary. */
+  cost?: {
+    headline: "attributed_usd_per_1k";
+    canary_usd_per_1k: number | null;
+    active_usd_per_1k: number | null;
+    canary_vs_active: number | null;
+    estimated_canary_vs_active: number | null;
+  };
+  watchdog?: {
+    state: "waiting" | "healthy" | "rollback";
+    said: string;
+    period_s: number;
+    last_check_at: string | null;
+    last_said: string | null;
+    next_check_at: string | null;
+    window_s: number;
+    min_outcomes: number;
+  };
 }
 
 /** A version's live shadow comparison (PolicyVersion.shadow). */

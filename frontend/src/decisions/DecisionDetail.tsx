@@ -6,6 +6,7 @@ import { getDecision } from "../api/ops";
 import type { DecisionRecord, Receipt } from "../api/types";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { duration, percent, timestamp, usd } from "../lib/format";
+import { contributionText, featureLabel, type LearnedWhy, marginText } from "./learned";
 
 // Records are written in batches off the request thread (every ~0.2 s), so a decision seen on
 // the stream may not be in the log yet: retry a 404 a few times before giving up.
@@ -14,6 +15,39 @@ const RETRY_MS = 500;
 
 function yesNo(value: boolean | null | undefined): string {
   return value == null ? "—" : value ? "yes" : "no";
+}
+
+/** Why a trained scorer preferred the pick: the features that moved it over the runner-up
+ *  the most, by integrated gradients (optimizer/decide/explain_learned.py). */
+function LearnedWhyView({ why }: { why: LearnedWhy }) {
+  return (
+    <div className="learned-why" data-testid="learned-why">
+      <h3>What moved the learned scorer</h3>
+      <p className="small">{marginText(why)}</p>
+      <table className="table dense">
+        <thead>
+          <tr>
+            <th>Feature</th><th className="num">Pick</th><th className="num">Runner-up</th><th className="num">Pushed towards</th>
+          </tr>
+        </thead>
+        <tbody>
+          {why.features.map((f) => (
+            <tr key={f.feature} data-feature={f.feature}>
+              <td title={f.feature}>{featureLabel(f.feature)}</td>
+              <td className="num">{f.pick}</td>
+              <td className="num">{f.runner_up}</td>
+              <td className={`num ${f.contribution >= 0 ? "" : "level-warn"}`}>{contributionText(f.contribution)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="small muted">
+        Integrated gradients (Sundararajan et al., 2017) along the line from the runner-up's features to the
+        pick's, {why.steps} steps, the candidate set's pooled context held fixed: the contributions of all
+        features add up to the network's margin (here up to {Math.abs(why.residual).toFixed(3)}).
+      </p>
+    </div>
+  );
 }
 
 /** Why this node: the top candidates the engine scored, in rank order, and how many nodes
@@ -50,6 +84,10 @@ function ReceiptView({ receipt, picked }: { receipt: Receipt; picked: string }) 
           ))}
         </tbody>
       </table>
+      {receipt.against_runner_up && (
+        <p className="small level-warn" data-testid="receipt-worse">{receipt.against_runner_up.text}</p>
+      )}
+      {receipt.learned && <LearnedWhyView why={receipt.learned} />}
       {receipt.picked_in_breach && (
         <p className="small level-bad" data-testid="receipt-breach">
           {picked} was picked while in an open {receipt.picked_in_breach.severity || "SLA"} breach of{" "}

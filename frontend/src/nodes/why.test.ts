@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { breakerLine, outcomeWord, verdict, type NodeWhy } from "./why";
+import { breakerLine, outcomeWord, runnerUpLine, verdict, type NodeWhy } from "./why";
 
 const HEALTHY: NodeWhy = {
   node: "fra-h100-1",
@@ -47,5 +47,15 @@ describe("the node page's why", () => {
     };
     expect(breakerLine(tripped, () => "12:00")).toBe("half-open · last move closed → open at 12:00 (3 failures)");
     expect(breakerLine(HEALTHY, () => "")).toBe("closed");
+  });
+});
+
+describe("runnerUpLine", () => {
+  it("names the runner-up, the worse estimates and the feature that moved the pick most", () => {
+    expect(runnerUpLine({ runner_up: "a100", worse: ["ttft_ms", "e2e_ms"], top_feature: "queue_per_slot" })).toBe(
+      "over a100 · worse est. TTFT, E2E · moved most by queue_per_slot",
+    );
+    expect(runnerUpLine({ runner_up: "a100", worse: [], top_feature: null })).toBe("over a100");
+    expect(runnerUpLine(null)).toBe("—");
   });
 });

@@ -32,6 +32,8 @@ export interface WhyDecision {
   ttft_ms: number | null;
   e2e_ms: number | null;
   picked_in_breach: number | null;
+  /** The pick against the runner-up (console/placement/node_why.py); null with one candidate. */
+  against_runner_up?: { runner_up: string; worse: string[]; top_feature: string | null } | null;
 }
 
 export interface NodeWhy {
@@ -77,4 +79,15 @@ export function breakerLine(why: NodeWhy, format: (iso: string) => string): stri
   const last = why.breaker.last_change;
   if (!last) return state;
   return `${state} · last move ${last.from_state} → ${last.to_state} at ${format(last.at)} (${last.reason})`;
+}
+
+const ESTIMATE_WORDS: Record<string, string> = { ttft_ms: "TTFT", e2e_ms: "E2E", cost_usd: "cost" };
+
+/** "over b · worse est. E2E · moved most by queue_per_slot": how the pick compared with the
+ *  runner-up; "—" with no runner-up. */
+export function runnerUpLine(against: WhyDecision["against_runner_up"]): string {
+  if (!against) return "—";
+  const worse = against.worse.length ? ` · worse est. ${against.worse.map((w) => ESTIMATE_WORDS[w] ?? w).join(", ")}` : "";
+  const moved = against.top_feature ? ` · moved most by ${against.top_feature}` : "";
+  return `over ${against.runner_up}${worse}${moved}`;
 }

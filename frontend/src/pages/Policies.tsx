@@ -15,8 +15,10 @@ import { ActionsPanel } from "../policies/ActionsPanel";
 import { RegisterForm } from "../policies/RegisterForm";
 import { ReportView } from "../policies/ReportView";
 import { RolloutPanel } from "../policies/RolloutPanel";
+import { versionInRollout } from "../policies/rollout";
 
 const POLL_MS = 2000;
+const ROLLOUT_POLL_MS = 5000;
 const key = (v: PolicyVersion) => `${v.name}@${v.version}`;
 
 function evaluationOf(v: PolicyVersion): PolicyEvaluation | null {
@@ -180,27 +182,46 @@ export default function Policies() {
   const [registering, setRegistering] = useState(false);
   const data = useAsync(
     () =>
-      Promise.all([listPolicies(), getRollout(), listTransitions()]).then(([p, r, t]) => ({
+      Promise.all([listPolicies(), listTransitions()]).then(([p, t]) => ({
         versions: p.results,
-        rollout: r,
         transitions: t.results,
       })),
     [],
   );
-  const reload = data.reload;
-  useLiveEvent("policy.transition", reload);
+  const rolloutData = useAsync(getRollout, []);
+  const reloadAll = () => {
+    data.reload();
+    rolloutData.reload();
+  };
+  useLiveEvent("policy.transition", reloadAll);
+  // Outcomes send no event of their own: while a canary runs its figures are polled, and the
+  // clock the elapsed time and the watchdog's next check are read against ticks with them.
+  const rollout = rolloutData.data;
+  const [now, setNow] = useState(() => Date.now());
+  useInterval(
+    () => {
+      rolloutData.reload();
+      setNow(Date.now());
+    },
+    ROLLOUT_POLL_MS,
+    Boolean(rollout?.canary),
+  );
 
   const versions = data.data?.versions ?? [];
-  const selectedId = Number(params.get("version")) || versions[0]?.id || null;
+  // The version in rollout (the canary, else the shadow) unless one was chosen.
+  const inRollout = rollout ? versionInRollout(rollout, versions) : null;
+  const selectedId = Number(params.get("version")) || inRollout?.id || versions[0]?.id || null;
   const selected = versions.find((v) => v.id === selectedId) ?? null;
   const select = (id: number) => setParams({ version: String(id) }, { replace: true });
+  const reload = reloadAll;
 
   // Evaluations run on a worker and send no live event: poll while one is under way.
   const pending = versions.some((v) => ["queued", "running"].includes(evaluationOf(v)?.status ?? ""));
-  useInterval(reload, POLL_MS, pending);
+  useInterval(data.reload, POLL_MS, pending);
 
-  if (data.error && !data.data) return <ErrorBanner error={data.error} />;
-  if (!data.data) return <p className="muted">Loading policies…</p>;
+  const error = (data.error && !data.data) || (rolloutData.error && !rollout);
+  if (error) return <ErrorBanner error={data.error ?? rolloutData.error} />;
+  if (!data.data || !rollout) return <p className="muted">Loading policies…</p>;
 
   return (
     <div className="page">
@@ -215,7 +236,7 @@ export default function Policies() {
           )}
         </div>
       </header>
-      <RolloutPanel rollout={data.data.rollout} versions={versions} />
+      <RolloutPanel rollout={rollout} versions={versions} now={now} />
       {canApprove && registering && (
         <RegisterForm
           onCancel={() => setRegistering(false)}
@@ -228,7 +249,7 @@ export default function Policies() {
       )}
       {versions.length === 0 ? (
         <EmptyState title="No policy versions registered">
-          The engine serves its configured default heuristic ({data.data.rollout.active}).
+          The engine serves its configured default heuristic ({rollout.active}).
         </EmptyState>
       ) : (
         <div className="policies-grid">
@@ -237,7 +258,7 @@ export default function Policies() {
             <VersionTable versions={versions} selected={selectedId} onSelect={select} />
           </section>
           <div className="side-stack">
-            {selected && canApprove && <ActionsPanel key={selected.id} version={selected} onChanged={reload} />}
+            {selected && canApprove && <ActionsPanel key={selected.id} version={selected} onChanged={reload} defaults={rollout.evaluation_defaults} />}
             {selected && <VersionDetail version={selected} />}
           </div>
         </div>

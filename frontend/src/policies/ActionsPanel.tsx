@@ -4,6 +4,7 @@ import { evaluatePolicy, policyAction, type PolicyAction } from "../api/ops";
 import type { PolicyVersion } from "../api/types";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { ACTION_FROM, ACTION_LABELS, canEvaluate, fourEyesRule } from "./actions";
+import { parseNumbers } from "./rollout";
 
 const HINTS: Record<PolicyAction, string> = {
   approve: "Needs a succeeded evaluation and a person other than the registrant (their keys count as them).",
@@ -14,12 +15,16 @@ const HINTS: Record<PolicyAction, string> = {
 };
 
 /** Rollout controls for admins; the page renders this only when the user may approve. */
-export function ActionsPanel({ version, onChanged }: {
+export function ActionsPanel({ version, onChanged, defaults }: {
   version: PolicyVersion;
   onChanged: () => void;
+  /** The loads and seeds an evaluation runs by default (GET /rollout `evaluation_defaults`). */
+  defaults: { loads: number[]; seeds: number[] };
 }) {
   const [reason, setReason] = useState("");
   const [share, setShare] = useState(String(Math.round((version.canary_share ?? 0.1) * 100)));
+  const [loads, setLoads] = useState(defaults.loads.join(", "));
+  const [seeds, setSeeds] = useState(defaults.seeds.join(", "));
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<unknown>();
   const state = version.state ?? "candidate";
@@ -46,6 +51,12 @@ export function ActionsPanel({ version, onChanged }: {
       }),
     );
 
+  const evaluate = async () => {
+    const body = { loads: parseNumbers(loads), seeds: parseNumbers(seeds) };
+    if (!body.loads || !body.seeds) throw new Error("Loads and seeds are lists of numbers, such as 1, 4 and 0, 1, 2.");
+    return evaluatePolicy(version.id, { loads: body.loads, seeds: body.seeds });
+  };
+
   return (
     <section className="panel" data-testid="policy-actions" aria-label="Rollout actions">
       <h2>Rollout actions</h2>
@@ -67,6 +78,14 @@ export function ActionsPanel({ version, onChanged }: {
           <span>Canary share (%)</span>
           <input type="number" min={1} max={100} step={1} value={share} onChange={(e) => setShare(e.target.value)} />
         </label>
+        <label className="field">
+          <span>Evaluation loads (× trace rate)</span>
+          <input value={loads} onChange={(e) => setLoads(e.target.value)} data-testid="evaluation-loads" />
+        </label>
+        <label className="field">
+          <span>Evaluation seeds</span>
+          <input value={seeds} onChange={(e) => setSeeds(e.target.value)} data-testid="evaluation-seeds" />
+        </label>
       </div>
       <div className="button-row">
         <button
@@ -74,7 +93,7 @@ export function ActionsPanel({ version, onChanged }: {
           className="button"
           disabled={busy !== null || !canEvaluate(state)}
           title="Run the simulator: this version against the active policy and every heuristic."
-          onClick={() => run("evaluate", () => evaluatePolicy(version.id))}
+          onClick={() => run("evaluate", () => evaluate())}
         >
           {busy === "evaluate" ? "Evaluating…" : "Evaluate"}
         </button>

@@ -33,6 +33,14 @@ describe("fourEyesRule", () => {
     ).toBe("Registered by system, approved by bob; a person other than bob must canary or promote it.");
   });
 
+  it("asks only for promotion once the canary started", () => {
+    const approved = { registered_by: null, registered_by_person: null, approved_by: "bob", approved_by_person: "bob" };
+    expect(fourEyesRule(version({ state: "canary", ...approved }))).toBe(
+      "Registered by system, approved by bob; a person other than bob must promote it.",
+    );
+    expect(fourEyesRule(version({ state: "active", ...approved }))).toBe("Registered by system, approved by bob; active.");
+  });
+
   it("lets any person continue once two people have looked", () => {
     expect(
       fourEyesRule(

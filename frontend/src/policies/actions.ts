@@ -63,7 +63,11 @@ export function fourEyesRule(version: PolicyVersion): string {
     ? `approved by ${version.approved_by}${approverPerson && approverPerson !== version.approved_by ? ` (for ${approverPerson})` : ""}`
     : "not approved through the console";
   if (!registrantPerson && approverPerson) {
-    return `Registered by ${by}, ${approved}; a person other than ${approverPerson} must canary or promote it.`;
+    // Once in canary the step left is promotion (a rollback needs no second pair of eyes).
+    const next = state === "canary" ? "promote" : state === "active" ? null : "canary or promote";
+    return next
+      ? `Registered by ${by}, ${approved}; a person other than ${approverPerson} must ${next} it.`
+      : `Registered by ${by}, ${approved}; active.`;
   }
   return `Registered by ${by}, ${approved}; any admin with a person behind them may take the next step.`;
 }

@@ -49,6 +49,29 @@ class NumpyScorer:
         z = np.tanh(h @ self._w3h + shared)
         return (z @ self._w4 + self._b4).astype(np.float64)
 
+    # -- for explanations (optimizer.decide.explain_learned), never on the hot path ---------
+    def shared_term(self, rows: np.ndarray) -> np.ndarray:
+        """The head's shared input for this candidate set (its pooled context), float64."""
+        x = rows.astype(np.float64)
+        h = np.tanh(np.tanh(x @ self._w1t + self._b1) @ self._w2t + self._b2)
+        context = np.concatenate((h.mean(axis=0), h.max(axis=0)))
+        return np.asarray(self._w3c @ context + self._b3, dtype=np.float64)
+
+    def row_scores_and_gradients(
+        self, rows: np.ndarray, shared: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's score with the pooled context held at `shared`, and its gradient with
+        respect to the row's features (backpropagated through the three tanh layers), float64."""
+        x = rows.astype(np.float64)
+        a1 = np.tanh(x @ self._w1t + self._b1)
+        h = np.tanh(a1 @ self._w2t + self._b2)
+        z = np.tanh(h @ self._w3h + shared)
+        scores = z @ self._w4 + self._b4
+        dz = (1.0 - z * z) * self._w4
+        dh = (dz @ self._w3h.T) * (1.0 - h * h)
+        da1 = (dh @ self._w2t.T) * (1.0 - a1 * a1)
+        return scores, da1 @ self._w1t.T
+
     @classmethod
     def from_module(cls, module: torch.jit.ScriptModule, n_features: int) -> NumpyScorer | None:
         """The numpy twin of a scorer written by `export_scorer`, or None when the module is

@@ -7,7 +7,7 @@ import { useAsync } from "../../hooks/useAsync";
 import { useInterval } from "../../hooks/useInterval";
 import { duration, timestamp } from "../../lib/format";
 import { useLiveEvent } from "../../live/context";
-import { breakerLine, outcomeWord, verdict, type NodeWhy as Why } from "../../nodes/why";
+import { breakerLine, outcomeWord, runnerUpLine, verdict, type NodeWhy as Why } from "../../nodes/why";
 
 const REFRESH_MS = 15_000;
 
@@ -89,7 +89,7 @@ export function NodeWhy({ name, generation }: { name: string; generation: string
       ) : (
         <table className="table dense" data-testid="why-decisions">
           <thead>
-            <tr><th>Time</th><th>Decision</th><th>Model</th><th>SLO</th><th>Policy</th><th>Outcome</th><th className="num">TTFT / E2E</th><th>In breach</th></tr>
+            <tr><th>Time</th><th>Decision</th><th>Model</th><th>SLO</th><th>Policy</th><th>Outcome</th><th className="num">TTFT / E2E</th><th>In breach</th><th>Over runner-up</th></tr>
           </thead>
           <tbody>
             {data.recent_decisions.map((d) => (
@@ -102,6 +102,7 @@ export function NodeWhy({ name, generation }: { name: string; generation: string
                 <td>{outcomeWord(d)}</td>
                 <td className="num">{duration(d.ttft_ms)} / {duration(d.e2e_ms)}</td>
                 <td>{d.picked_in_breach == null ? "—" : <span className="badge level-bad">#{d.picked_in_breach}</span>}</td>
+                <td className="small" data-testid="why-runner-up">{runnerUpLine(d.against_runner_up)}</td>
               </tr>
             ))}
           </tbody>
