@@ -62,6 +62,15 @@ class Decision:
     caller: str = ""
     # The best RECEIPT_CANDIDATES candidates in the receipt's compact form (receipts.py).
     top: list[dict[str, Any]] = field(default_factory=list)
+    # A split decision (issue #30): `node` decodes, `prefill_node` prefills; None when `node`
+    # runs both phases. Fallbacks are pairs: `prefill_fallbacks[i]` prefills for
+    # `fallbacks[i]` (None: that fallback runs both), empty when no pair is split.
+    prefill_node: str | None = None
+    prefill_site: str | None = None
+    prefill_address: str | None = None
+    prefill_fallbacks: list[str | None] = field(default_factory=list)
+    # Why split, for the receipt (receipts.py): the transfer and the one-node alternative.
+    split: dict[str, Any] | None = None
 
 
 class Engine:

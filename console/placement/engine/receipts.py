@@ -12,17 +12,24 @@ from typing import Any
 
 from console.placement.engine.core import RECEIPT_CANDIDATES, Decision
 
-# 2 added each candidate's `prefill_ms` (cost attribution, console/policies/attribution.py).
-RECEIPT_VERSION = 2
+# 2 added each candidate's `prefill_ms` (cost attribution, console/policies/attribution.py);
+# 3 added `split` on split decisions (issue #30).
+RECEIPT_VERSION = 3
 
 
 def receipt_of(decision: Decision) -> dict[str, Any]:
     """`{"v", "candidates": [{node, site, score, ttft_ms, e2e_ms, prefill_ms, cost_usd,
     kv_used, queue}],
     "rejected": {reason: count}}`: the best RECEIPT_CANDIDATES candidates in rank order and
-    the rejected nodes counted by reason (not named: a receipt stays small on any fleet)."""
-    return {
+    the rejected nodes counted by reason (not named: a receipt stays small on any fleet).
+    A split decision adds `split` (`Decision.split`): its prefill node, the KV transfer's
+    bytes and time, and the estimates it was chosen over (docs/decisions.md, "Split
+    decisions")."""
+    receipt: dict[str, Any] = {
         "v": RECEIPT_VERSION,
         "candidates": decision.top[:RECEIPT_CANDIDATES],
         "rejected": dict(Counter(decision.rejected.values())),
     }
+    if decision.prefill_node is not None and decision.split is not None:
+        receipt["split"] = decision.split
+    return receipt

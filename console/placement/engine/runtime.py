@@ -182,6 +182,7 @@ class Runtime:
         caller: str = "",
         served_node: str | None = None,
         ttft_target_ms: float | None = None,
+        prefill_ok: bool | None = None,
     ) -> dict[str, Any]:
         """An outcome report for one of this process's decisions (`Outcomes.record`)."""
         self.ensure_started()
@@ -193,6 +194,7 @@ class Runtime:
             caller=caller,
             served_node=served_node,
             ttft_target_ms=ttft_target_ms,
+            prefill_ok=prefill_ok,
         )
 
     # -- policies and breakers -------------------------------------------------------------

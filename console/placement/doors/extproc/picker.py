@@ -224,13 +224,23 @@ class PickerStream:
         self.nodes = [decision.node, *decision.fallbacks][:limit]
         self.endpoints = [by_node[n] for n in self.nodes]
         extra = {DECISION_HEADER: decision.decision_id}
+        # A split decision names its prefill node to llm-d's routing sidecar on the decode
+        # node, which prefills there and then decodes (headers.PREFILLER); an unsplit one
+        # drops a client's own, so the sidecar runs both phases where Envoy sends it.
+        remove: tuple[str, ...] = (headers.PREFILLER,)
+        if decision.prefill_node is not None:
+            address = by_node.get(decision.prefill_node)
+            if address is None:  # the engine only splits onto routable nodes (among)
+                raise Refused(503, "The prefill node has no address.")
+            extra[headers.PREFILLER] = address
+            remove = ()
         if call.rewritten:
             # Envoy's ext_proc docs: a body mutated in streamed mode needs its length fixed.
             extra["content-length"] = str(len(call.body))
         chunks = envoy.rechunk(call.body) if call.rewritten else self.chunks
         self.chunks = []
         return [
-            envoy.routing_headers_response(",".join(self.endpoints), extra),
+            envoy.routing_headers_response(",".join(self.endpoints), extra, remove),
             *envoy.body_responses(chunks, request=True, end_of_stream=end_of_stream),
         ]
 

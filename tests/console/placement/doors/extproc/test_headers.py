@@ -45,7 +45,10 @@ def _place(envoy: Envoy, headers: dict[str, str], body: bytes = BODY) -> Decisio
         ({"x-llm-d-inference-objective": "batch"}, "batch"),
         ({"x-gateway-inference-objective": "batch"}, "batch"),
         # Both sent: the current name's value, the alias's (unknown, a 400 alone) unread.
-        ({"x-llm-d-inference-objective": "batch", "x-gateway-inference-objective": "gold"}, "batch"),
+        (
+            {"x-llm-d-inference-objective": "batch", "x-gateway-inference-objective": "gold"},
+            "batch",
+        ),
         ({}, "interactive"),  # the source's SLO
     ],
 )
@@ -95,7 +98,12 @@ def test_a_bad_ttft_target_is_a_400_naming_the_header_sent(envoy: Envoy, header:
 
 def test_the_current_ttft_target_judges_the_outcome_over_the_old_one(envoy: Envoy) -> None:
     stream = envoy()
-    sent = {"x-llm-d-slo-ttft-ms": "0.001", "x-slo-ttft-ms": "600000"}
+    # The batch SLO: its windows are not the ones test_response_path.py counts.
+    sent = {
+        "x-llm-d-slo-ttft-ms": "0.001",
+        "x-slo-ttft-ms": "600000",
+        "x-llm-d-inference-objective": "batch",
+    }
     stream.send(request_headers("/v1/completions", sent), request_body(BODY, end_of_stream=True))
     answer, _ = stream.recv(2)
     decision_id = set_header(answer, "x-locus-decision-id")
