@@ -15,7 +15,8 @@ for rejected nodes are built only when asked for (the simulator rarely needs the
 from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from optimizer.decide.request import PlacementRequest
 from optimizer.decide.state.candidates import Candidates
 from optimizer.decide.state.fleet import CODE_NO_KV_ROOM, REASONS, Fleet, StaticSplit
 from optimizer.decide.state.live import LiveState
+from optimizer.decide.state.prefix import PrefixIndex
 
 _NONE = np.zeros(0, dtype=np.int64)  # shared, never written: a trip's index before filtering
 
@@ -38,6 +40,7 @@ class Trip:
         "now",
         "among",
         "index",
+        "pool",
         "split",
         "no_room",
         "notes",
@@ -63,6 +66,9 @@ class Trip:
         self.now = now
         self.among = among
         self.index: np.ndarray = _NONE
+        # Every role's survivors of the filters, for a split's prefill and decode nodes: the
+        # same as `index` unless the roles filter ran (`optimizer.decide.filters.roles`).
+        self.pool: np.ndarray = _NONE
         self.split: StaticSplit | None = None
         self.no_room: np.ndarray = _NONE
         # Made on the first rejection: most trips see none past the constraints.
@@ -105,6 +111,55 @@ class Scorer(Protocol):
     name: str
 
     def score(self, c: Candidates) -> np.ndarray: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """Why an answer is split: the KV it moves from the prefill node's site to the decode
+    node's, how long that takes over the link between them (its RTT plus the bytes at its
+    bandwidth), and the estimated TTFT split against the best one-node answer's (None when no
+    mixed node could answer)."""
+
+    kv_bytes: int
+    transfer_s: float
+    ttft_split_s: float
+    ttft_mixed_s: float | None
+
+    def explain(self) -> dict[str, Any]:
+        """For an answer or a receipt (milliseconds, as the decision API reports latencies)."""
+        mixed = self.ttft_mixed_s
+        return {
+            "kv_bytes": self.kv_bytes,
+            "transfer_ms": round(self.transfer_s * 1000, 3),
+            "estimated_ttft_split_ms": round(self.ttft_split_s * 1000, 3),
+            "estimated_ttft_mixed_ms": None if mixed is None else round(mixed * 1000, 3),
+        }
+
+
+class Pair(NamedTuple):
+    """One answer of a decision, as fleet indices: the node that decodes (and answers the
+    request), and the node that prefills its prompt when the answer is split (None: the
+    decode node runs both phases), with the split's explanation."""
+
+    decode: int
+    prefill: int | None = None
+    split: Split | None = None
+
+
+class Splitter(Protocol):
+    """Turns a decision's one-node answers into pairs when splitting prefill from decode is
+    better (`optimizer.decide.pickers.split`); None keeps the one-node answers."""
+
+    name: str
+
+    def pairs(
+        self,
+        trip: Trip,
+        mixed: Candidates,
+        order: list[int],
+        k: int,
+        prefix: PrefixIndex | None,
+    ) -> list[Pair] | None: ...
 
 
 class Picker(Protocol):

@@ -20,7 +20,8 @@ from optimizer.decide.filters.breakers import BreakerFilter
 from optimizer.decide.filters.constraints import ConstraintsFilter
 from optimizer.decide.filters.min_free_kv import MinFreeKvFilter
 from optimizer.decide.filters.stale import StaleTelemetryFilter
-from optimizer.decide.framework import Filter, Picker
+from optimizer.decide.framework import Filter, Picker, Splitter
+from optimizer.decide.pickers.split import ThresholdSplitter
 from optimizer.decide.pickers.top_k import TopKPicker
 from optimizer.decide.scorers.base import Policy
 from optimizer.decide.scorers.cost_first import CostFirstPolicy
@@ -60,6 +61,12 @@ SCORERS: dict[str, Callable[[Topology, int], Policy]] = {
 PICKERS: dict[str, Callable[[], Picker]] = {
     "top-k": TopKPicker,
 }
+# Split stages by name, each factory taking its own keyword settings (`threshold_tokens`):
+# the pipeline's last stage, which may pair a prefill node with the decode node (issue #30).
+SPLITTERS: dict[str, Callable[..., Splitter]] = {
+    "pd-threshold": ThresholdSplitter,
+    "pd-threshold-blind": lambda **settings: ThresholdSplitter(**settings, bandwidth_aware=False),
+}
 POLICY_NAMES: tuple[str, ...] = tuple(SCORERS)
 # The shipped learned policy, trained over many generated fleets (docs/learned-policy.md);
 # a name wherever `--policy`/`--policies` take one, but not a heuristic.
@@ -86,6 +93,12 @@ def get_picker(name: str) -> Picker:
     """A picker by name; KeyError naming the known ones."""
     factory: Callable[[], Picker] = _lookup("picker", PICKERS, name)
     return factory()
+
+
+def get_splitter(name: str, **settings: Any) -> Splitter:
+    """A split stage by name, built with its settings; KeyError naming the known ones."""
+    factory: Callable[..., Splitter] = _lookup("split stage", SPLITTERS, name)
+    return factory(**settings)
 
 
 def get_policy(name: str, topology: Topology, seed: int = 0) -> Policy:

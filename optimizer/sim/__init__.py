@@ -44,6 +44,16 @@ filters (`optimizer.decide.filters`), run by the same pipeline. Both are off by 
 With `--deciders K` (and telemetry), K deciders split the requests, each with its own live
 state unless `--shared-view` (`optimizer.sim.deciders`).
 
+Prefill and decode (issue #30): a node runs only the phases its `role` allows, and with a
+split stage (`--split`, `optimizer.decide.pickers.split`) a long prompt may be split. Its
+prompt then goes to the prefill node, which reserves the prompt's KV, prefills the uncached
+part (its prefix cache counts as for any prefill) and keeps the KV until it has crossed to
+the decode node's site (the link's RTT plus `prompt tokens x kv_bytes_per_token` at its
+bandwidth; `INTRA_SITE_KV_GBPS` within a site); the decode node queues it as any arrival,
+admits it with its whole sequence's KV and no prefill, caches its prompt's blocks, and its
+first token counts from that admission (plus the way back to the source). Egress is paid on
+the KV bytes between sites too.
+
 A request meets its SLO when it is served, its TTFT and E2E are within the SLO's
 `ttft_p95_ms` and `e2e_p95_ms`, and its cost per 1k is within `max_usd_per_1k` when set.
 """
@@ -53,6 +63,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from optimizer.decide.filters.breakers import BreakerConfig
+from optimizer.decide.framework import Splitter
 from optimizer.decide.request import PlacementRequest
 from optimizer.decide.scorers.base import Policy
 from optimizer.sim.deciders import Deciders
@@ -73,6 +84,7 @@ def simulate(
     breakers: BreakerConfig | None = None,
     stale_after_s: float | None = None,
     deciders: Deciders | None = None,
+    splitter: Splitter | None = None,
     progress: bool = False,
     desc: str = "simulate",
 ) -> SimResult:
@@ -80,7 +92,8 @@ def simulate(
     the policy sees node state through it (`optimizer.sim.telemetry`), else exactly; with
     `breakers` and `stale_after_s`, the live engine's breakers and staleness filter run too
     (`Simulator`); with `deciders`, several deciders place the requests, each with its own
-    live state unless they share one (`optimizer.sim.deciders`)."""
+    live state unless they share one (`optimizer.sim.deciders`); with `splitter`, the
+    pipeline's split stage may send a request's prefill and decode to two nodes."""
     simulator = Simulator(
         topology,
         policy,
@@ -91,6 +104,7 @@ def simulate(
         breakers=breakers,
         stale_after_s=stale_after_s,
         deciders=deciders,
+        splitter=splitter,
     )
     return simulator.run(progress=progress, desc=desc)
 

@@ -13,7 +13,7 @@ import numpy as np
 from tqdm import tqdm
 
 from optimizer.decide.filters.breakers import BreakerBoard, BreakerConfig
-from optimizer.decide.framework import Filter, Trip
+from optimizer.decide.framework import Filter, Splitter, Trip
 from optimizer.decide.pipeline import Pipeline
 from optimizer.decide.registry import get_filter
 from optimizer.decide.request import PlacementRequest
@@ -27,12 +27,14 @@ from optimizer.sim.deciders import Deciders
 from optimizer.sim.node import SimNode
 from optimizer.sim.requests import REJECTED, RequestTable
 from optimizer.sim.schedule import ScheduledEvent
+from optimizer.sim.split import KV_ARRIVES as _KV
+from optimizer.sim.split import KvTransfers
 from optimizer.sim.telemetry import TelemetryModel
 from optimizer.topology import Topology
 
 # Event kinds. At equal times the heap orders by insertion, and heap events run before an
 # arrival at the same instant, so an operation at time t governs the arrivals at t.
-_AT_NODE, _WAKE, _OPERATION, _SCRAPE, _DELIVER = 0, 1, 2, 3, 4
+_AT_NODE, _WAKE, _OPERATION, _SCRAPE, _DELIVER = 0, 1, 2, 4, 5  # 3: optimizer.sim.split
 _PROGRESS_EVERY = 512
 DOWN = STATE_CODES["down"]
 
@@ -63,6 +65,7 @@ class Simulator:
         breakers: BreakerConfig | None = None,
         stale_after_s: float | None = None,
         deciders: Deciders | None = None,
+        splitter: Splitter | None = None,
     ) -> None:
         """`telemetry`: policies see node state as the live engine does, through samples
         taken as that model says (`optimizer.sim.telemetry`); None: the exact state.
@@ -70,7 +73,9 @@ class Simulator:
         run's outcomes on its clock (None: none); `stale_after_s`: leave out nodes whose
         sample is older, as the live engine does (needs `telemetry`; None: never).
         `deciders`: which of several deciders places each request, each with its own view
-        unless shared (`optimizer.sim.deciders`; needs `telemetry`; None: one decider)."""
+        unless shared (`optimizer.sim.deciders`; needs `telemetry`; None: one decider).
+        `splitter`: the pipeline's split stage, which may send a request's prefill and decode
+        to two nodes (`optimizer.decide.pickers.split`; None: one node each)."""
         self.topology = topology
         self.policy = policy
         self.requests = requests
@@ -83,10 +88,15 @@ class Simulator:
         # The exact state of every node, in the kernel's dynamic columns (SimNode.sync).
         self.dynamic = np.zeros((self.fleet.size, DYNAMIC_COLUMNS), dtype=np.float64)
         self.prefix = PrefixIndex(self.fleet.size, indexed=False)
-        self.nodes: list[SimNode] = [
-            SimNode(i, self.fleet, self.dynamic, self.prefix.cache_of(i), self.table, self._wake)
-            for i in range(self.fleet.size)
-        ]
+        self.nodes: list[SimNode] = []
+        self.egress_bytes = [0] * len(requests)
+        # Split requests' KV between their two nodes (its `handoff` is the nodes' callback).
+        self.kv = KvTransfers(self.fleet, self.table, self.nodes, self.egress_bytes, self._push)
+        fleet, dynamic, table, handoff = self.fleet, self.dynamic, self.table, self.kv.handoff
+        self.nodes.extend(
+            SimNode(i, fleet, dynamic, self.prefix.cache_of(i), table, self._wake, handoff)
+            for i in range(fleet.size)
+        )
         if deciders is not None and telemetry is None:
             raise ValueError("several deciders need a telemetry model (--telemetry-interval)")
         if deciders is not None and len(deciders.of) != len(requests):
@@ -98,12 +108,11 @@ class Simulator:
         if self.breakers is not None:
             self.table.on_outcome = self._outcome
         self._stale_filter = stale_after_s is not None
-        self.pipeline = Pipeline(self._filters(stale_after_s))
+        self.pipeline = Pipeline(self._filters(stale_after_s), splitter=splitter)
         self._node_by_name = {n.name: n for n in self.nodes}
         self._site = [node.site for node in topology.nodes]
         self._events = list(events)
         self.reject_reasons: Counter[str] = Counter()
-        self.egress_bytes = [0] * len(requests)
         self.now = 0.0
         self.next_arrival = 0
 
@@ -154,7 +163,7 @@ class Simulator:
         if node is None:
             self._reject(rid, choice.trip)
         else:
-            self.send(rid, node, now)
+            self.send(rid, node, now, choice.prefill_node)
 
     def candidates(self, rid: int) -> Candidates:
         """The nodes that may serve request `rid` as the policy sees them (the exact state,
@@ -175,15 +184,22 @@ class Simulator:
         self.reject_reasons.update(reasons)
         table.resolved.append(rid)
 
-    def send(self, rid: int, node_index: int, now: float) -> None:
-        """Send request `rid` to node `node_index` (one of its candidates)."""
+    def send(self, rid: int, node_index: int, now: float, prefill: int | None = None) -> None:
+        """Send request `rid` to node `node_index` (one of its candidates), or, when
+        `prefill` names a node, its prompt there and its decode to `node_index` (`kv.send`)."""
         request = self.requests[rid]
         table = self.table
         node = self.nodes[node_index]
         if self.telemetry is not None:
             self._live(rid).sent(node_index, table.model[rid], request.prefix_hashes)
+            if prefill is not None:
+                self._live(rid).sent(prefill, table.model[rid], request.prefix_hashes)
         if self.breakers is not None:
             self.breakers.on_pick(node.name)
+        if prefill is not None:
+            self.kv.send(rid, node_index, prefill, now)
+            return
+        table.prefill_node[rid] = -1
         site = self._site[node.index]
         route = self.topology.routes[(request.source_site, site)]
         prompt_bytes = PROMPT_BYTES_PER_TOKEN * request.prompt_tokens
@@ -202,7 +218,9 @@ class Simulator:
     def _operate(self, event: ScheduledEvent, now: float) -> None:
         node = self._node_by_name[event.node]
         if event.action == "fail":
-            for rid in node.fail(now):
+            current = node.current
+            requeue = node.fail(now)
+            for rid in self.kv.lost(node.index, [current, *requeue]):
                 self.place(rid, now)
             return
         if event.action == "recover":
@@ -259,11 +277,16 @@ class Simulator:
                         node.in_flight -= 1
                         node.queued_tokens -= self.table.prompt[b]
                         node.sync()
+                        if self.table.prefill_node[b] == a:
+                            self.kv.unexpect(b)
                         self.place(b, self.now)
                     else:
                         node.arrive(b, self.now)
                 elif kind == _OPERATION:
                     self._operate(self._events[a], self.now)
+                elif kind == _KV:
+                    if not self.kv.arrived(b, self.now):
+                        self.place(b, self.now)
                 elif kind == _SCRAPE:
                     self._scrape(self.now)
                 else:

@@ -8,6 +8,12 @@ A round advances every running sequence by one token and takes, per model in the
 single-model node has exactly the docs/contracts.md §1 step). Between scheduling points the batch is
 fixed, so the node jumps straight to the round where the next sequence finishes; an arrival
 that could be admitted cuts the run at the end of the round in progress.
+
+Split requests (issue #30): on its prefill node a split request reserves only its prompt's KV
+and, once prefilled, is handed off (`handoff`, the engine's) instead of decoding; the node
+keeps its KV until the engine says the transfer is done (`release`). On its decode node it
+arrives prefilled: admission reserves its whole sequence and takes no prefill time, its prompt
+blocks join the cache as after a prefill, and its first token comes at admission.
 """
 
 from __future__ import annotations
@@ -76,6 +82,8 @@ class SimNode:
         "block_bytes",
         "_table",
         "_wake",
+        "_handoff",
+        "handing",
         "pinned",
     )
 
@@ -87,9 +95,11 @@ class SimNode:
         cache: PrefixCache,
         table: RequestTable,
         wake: Callable[[float, int, int], None],
+        handoff: Callable[[int, int, float], None] | None = None,
     ) -> None:
         """Node `index` of `fleet`; `dynamic` is the fleet's dynamic columns, written by
-        `sync`; `cache` its prefix cache (of the simulator's `PrefixIndex`)."""
+        `sync`; `cache` its prefix cache (of the simulator's `PrefixIndex`); `handoff(rid,
+        node, now)`: a split request's prefill ended here (None: no split is ever sent)."""
         self.index = index
         self.name = fleet.names[index]
         self._fleet = fleet
@@ -107,6 +117,7 @@ class SimNode:
         self.state = fleet.topology.nodes[index].state
         self._table = table
         self._wake = wake
+        self._handoff = handoff
         self.cache = cache
         self.busy_s = 0.0
         self.version = 0
@@ -119,6 +130,7 @@ class SimNode:
     def _reset(self) -> None:
         self.reserved = 0
         self.pinned: dict[int, int] = {}  # request -> leading blocks of its prompt it pins
+        self.handing: set[int] = set()  # prefilled split requests whose KV is being sent
         self.waiting: deque[int] = deque()
         self.running = 0  # admitted sequences, prefilling or decoding
         self.batch = {m: 0 for m in self.models}  # decoding sequences per model
@@ -161,10 +173,16 @@ class SimNode:
                 self._wake(self.phase_start + done * self.round_s, self.index, self.version)
         self.sync()
 
-    def _admissible(self, rid: int) -> bool:
+    def _need(self, rid: int) -> int:
+        """KV bytes `rid` reserves here: its prompt's on its prefill node, else its sequence's."""
         t = self._table
-        m = t.model[rid]
-        return self.batch[m] < self.max_batch[m] and self.reserved + t.kv_need[rid] <= self.capacity
+        return t.kv_prompt[rid] if t.prefill_node[rid] == self.index else t.kv_need[rid]
+
+    def _admissible(self, rid: int) -> bool:
+        m = self._table.model[rid]
+        return (
+            self.batch[m] < self.max_batch[m] and self.reserved + self._need(rid) <= self.capacity
+        )
 
     # -- the engine loop -----------------------------------------------------------------------
     def schedule(self, now: float) -> None:
@@ -191,11 +209,14 @@ class SimNode:
         self.cache.pin(m, hashes, 0, matched)  # read by this prefill: not evictable under it
         self.pinned[rid] = matched
         prompt = t.prompt[rid]
-        cached = min(matched * BLOCK_TOKENS, prompt)
-        t.cached[rid] = cached
-        duration = (prompt - cached) / self.prefill_rate[m]
-        self.queued_tokens -= prompt
-        self.reserved += t.kv_need[rid]
+        if t.prefilled[rid]:  # its KV came from its prefill node: nothing left to compute
+            duration = 0.0
+        else:
+            cached = min(matched * BLOCK_TOKENS, prompt)
+            t.cached[rid] = cached
+            duration = (prompt - cached) / self.prefill_rate[m]
+            self.queued_tokens -= prompt
+        self.reserved += self._need(rid)
         self.running += 1
         self.cache.shrink(self.capacity - self.reserved)
         t.cost[rid] += self.usd_per_s * duration
@@ -219,13 +240,18 @@ class SimNode:
             self.cache.pin(m, hashes, self.pinned[rid], len(hashes))
             self.pinned[rid] = len(hashes)
             self.cache.shrink(self.capacity - self.reserved)
-            t.first_token(rid, now)
-            if t.output[rid] <= 1:
-                self._finish(rid, now)
+            if t.prefill_node[rid] == self.index:  # split: its decode node takes it on
+                self.handing.add(rid)
+                assert self._handoff is not None
+                self._handoff(rid, self.index, now)
             else:
-                heapq.heappush(self.decoding, (self.rounds + t.output[rid] - 1, rid))
-                self.batch[m] += 1
-                t.share_start[rid] = self.share[m]
+                t.first_token(rid, now)
+                if t.output[rid] <= 1:
+                    self._finish(rid, now)
+                else:
+                    heapq.heappush(self.decoding, (self.rounds + t.output[rid] - 1, rid))
+                    self.batch[m] += 1
+                    t.share_start[rid] = self.share[m]
         elif self.phase == DECODE:
             k = self.planned
             self.rounds += k
@@ -243,6 +269,21 @@ class SimNode:
                 t.cost[rid] += self.share[m] - t.share_start[rid]
                 self._finish(rid, now)
         self.schedule(now)
+        self.sync()
+
+    def release(self, rid: int, now: float) -> None:
+        """A split request's KV reached its decode node: free its prompt's KV here (its blocks
+        stay cached while room lasts) and, when idle, schedule on (a decode run in progress
+        is not cut short for the queue head this may let in: it is admitted at the run's end)."""
+        self.handing.discard(rid)
+        t = self._table
+        pinned = self.pinned.pop(rid, 0)
+        if pinned:
+            self.cache.unpin(t.model[rid], t.hashes[rid], pinned)
+        self.reserved -= t.kv_prompt[rid]
+        self.running -= 1
+        if self.phase == IDLE:
+            self.schedule(now)
         self.sync()
 
     def _finish(self, rid: int, now: float) -> None:
@@ -264,6 +305,7 @@ class SimNode:
             lost.append(self.current)
         for rid in lost:
             self._table.fail(rid)
+        self.handing.clear()  # their KV is lost with the node (the engine re-places them)
         requeue = list(self.waiting)
         self.queued_tokens -= sum(self._table.prompt[rid] for rid in requeue)
         self.version += 1

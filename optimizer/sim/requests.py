@@ -35,7 +35,13 @@ class RequestTable:
         self.kv_need = [
             (r.prompt_tokens + r.max_output_tokens) * kv_bytes_per_token[r.model] for r in requests
         ]
-        self.node = [-1] * n
+        # The prompt's KV alone, which a split request's prefill node holds until it is sent.
+        self.kv_prompt = [r.prompt_tokens * kv_bytes_per_token[r.model] for r in requests]
+        self.node = [-1] * n  # the answering node (a split request's decode node)
+        # A split request's prefill node (-1: not split), and whether its KV has reached the
+        # decode node (which then admits it without prefilling: `optimizer.sim.node`).
+        self.prefill_node = [-1] * n
+        self.prefilled = [False] * n
         self.half_rtt = [0.0] * n  # the return half of the RTT, added to TTFT and E2E
         self.cached = [0] * n
         self.cost = [0.0] * n

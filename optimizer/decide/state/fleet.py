@@ -7,7 +7,10 @@ Built once per topology (the simulator's run, the engine's snapshot), never per 
   `served[m]`, whether the node runs m with a profile;
 - per source site, a (nodes, ROUTE_COLUMNS) matrix of the route to each node's site: RTT,
   seconds per byte, egress USD per byte, same site; NaN RTT where unreachable;
-- per node, its state code (the simulator changes it with operations; `set_state`).
+- per node, its state code (the simulator changes it with operations; `set_state`) and its
+  role (`mixed`, `prefill`, `decode`: which phases it runs, issue #30), and per pair of sites
+  the RTT and seconds per byte a prefill node's KV takes to reach a decode node
+  (`kv_rtt_s`, `kv_s_per_byte`: the link's, or `INTRA_SITE_KV_GBPS` within a site).
 
 The hard constraints that do not depend on a request's lengths (model, state, residency,
 reachability) are resolved once per (model, source site, residency) into `StaticSplit`, so a
@@ -32,6 +35,16 @@ REASON_NODE_CORDONED = "node_cordoned"
 REASON_RESIDENCY = "residency"
 REASON_UNREACHABLE = "unreachable"
 REASON_NO_KV_ROOM = "no_kv_room"
+# A node whose role keeps it out of a one-node (both phases) answer; it may still take its
+# own phase of a split one (`optimizer.decide.filters.roles`).
+REASON_PREFILL_ONLY = "prefill_only"
+REASON_DECODE_ONLY = "decode_only"
+ROLE_CODES: dict[str, int] = {"mixed": 0, "prefill": 1, "decode": 2}
+# KV moves between two nodes of one site over the cluster's RDMA fabric, not a topology link
+# (topology links join sites; within a site a prompt's bytes are free, docs/contracts.md §1).
+# 200 Gb/s is one NIC of the InfiniBand/RoCE fabrics llm-d's P/D guide was validated on
+# (llm-d guides/pd-disaggregation: 8xH200 with InfiniBand or RoCE; NIXL moves the KV).
+INTRA_SITE_KV_GBPS = 200.0
 # Static columns (float64).
 S_GPUS, S_USD_PER_HOUR, S_KV_CAPACITY, S_MAX_BATCH, S_PREFILL_RATE = 0, 1, 2, 3, 4
 S_STEP_MS, S_STEP_MS_PER_SEQ, S_KV_PER_TOKEN, S_TIER, S_SITE = 5, 6, 7, 8, 9
@@ -94,6 +107,14 @@ class Fleet:
         self.node_jurisdiction = [jurisdictions[n.site] for n in nodes]
         self.node_site = np.array([self.site_index[n.site] for n in nodes], dtype=np.int64)
         self.state = np.array([STATE_CODES[n.state] for n in nodes], dtype=np.int8)
+        self.role = np.array([ROLE_CODES[n.role] for n in nodes], dtype=np.int8)
+        # Whether any node runs one phase only: the decision then keeps those nodes out of
+        # one-node answers (a fleet of mixed nodes pays nothing for roles).
+        self.has_roles = bool(np.count_nonzero(self.role))
+        self.mixed = self.role == ROLE_CODES["mixed"]
+        self.can_prefill = self.role != ROLE_CODES["decode"]
+        self.can_decode = self.role != ROLE_CODES["prefill"]
+        self.kv_rtt_s, self.kv_s_per_byte = _kv_routes(topology)
         self.static: list[np.ndarray] = []
         self.served: list[np.ndarray] = []
         for model in topology.models:
@@ -171,3 +192,19 @@ class Fleet:
         routes = self.routes_from(source_site)[index]
         rejected = {self.names[i]: REASONS[c] for i, c in enumerate(codes.tolist()) if c}
         return StaticSplit(codes, index, static[:, S_KV_CAPACITY], rejected, static, routes)
+
+
+def _kv_routes(topology: Topology) -> tuple[np.ndarray, np.ndarray]:
+    """(sites, sites) RTT seconds (NaN where no link joins two sites) and seconds per byte of
+    a KV transfer between sites: the link's bandwidth, `INTRA_SITE_KV_GBPS` within a site."""
+    index = {s.name: i for i, s in enumerate(topology.sites)}
+    n = len(index)
+    rtt = np.full((n, n), np.nan, dtype=np.float64)
+    per_byte = np.zeros((n, n), dtype=np.float64)
+    for (a, b), route in topology.routes.items():
+        i, j = index[a], index[b]
+        rtt[i, j] = route.rtt_s
+        per_byte[i, j] = route.s_per_byte if a != b else 8.0 / (INTRA_SITE_KV_GBPS * 1e9)
+    rtt.flags.writeable = False
+    per_byte.flags.writeable = False
+    return rtt, per_byte
