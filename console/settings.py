@@ -363,6 +363,11 @@ LOCUS_DEFAULT_POLICY: str = env.str("LOCUS_DEFAULT_POLICY", default="weighted-sc
 LOCUS_FALLBACK_POLICY: str = env.str("LOCUS_FALLBACK_POLICY", default="least-loaded")
 LOCUS_SNAPSHOT_REFRESH_SECONDS: float = env.float("LOCUS_SNAPSHOT_REFRESH_SECONDS", default=1.0)
 LOCUS_MAX_FALLBACKS: int = env.int("LOCUS_MAX_FALLBACKS", default=3)
+# The decision's split stage (optimizer.decide.registry SPLITTERS; "" for none): it may answer
+# a long prompt with a prefill node and a decode node (issue #30, docs/decisions.md), above
+# LOCUS_SPLIT_THRESHOLD_TOKENS uncached prompt tokens.
+LOCUS_SPLIT_STAGE: str = env.str("LOCUS_SPLIT_STAGE", default="pd-threshold")
+LOCUS_SPLIT_THRESHOLD_TOKENS: int = env.int("LOCUS_SPLIT_THRESHOLD_TOKENS", default=1024)
 # /readyz fails when decision records wait this long with nothing written (the database is gone
 # or refuses them); the recorder retries with backoff up to 5 s, so a healthy one never does.
 LOCUS_RECORDER_STALLED_SECONDS: float = env.float("LOCUS_RECORDER_STALLED_SECONDS", default=30.0)

@@ -17,14 +17,14 @@ import threading
 import time
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
 from typing import Any
 
+from console.placement.engine.decision import Decision, add_split
 from console.placement.engine.ids import decision_ids
 from console.placement.engine.inputs import DecisionInput, request_of
 from optimizer.decide.explain import explain, receipt_candidates
 from optimizer.decide.filters.breakers import BreakerBoard
-from optimizer.decide.framework import Trip
+from optimizer.decide.framework import Pair, Splitter, Trip
 from optimizer.decide.pickers.arms import arm
 from optimizer.decide.pipeline import Choice, Pipeline
 from optimizer.decide.registry import get_filter, is_learned
@@ -42,37 +42,6 @@ from optimizer.decide.state.snapshot import PolicyRef, Snapshot
 RECEIPT_CANDIDATES = 5
 
 
-@dataclass
-class Decision:
-    """The engine's answer; `node` is None when no node may serve the request."""
-
-    decision_id: str
-    request: PlacementRequest
-    node: str | None
-    site: str | None
-    fallbacks: list[str]
-    policy: PolicyRef
-    arm: str
-    rejected: dict[str, str]
-    latency_us: float = 0.0
-    degraded: str = ""
-    candidates: list[dict[str, Any]] = field(default_factory=list)
-    shadow: dict[str, Any] | None = None
-    session_id: str | None = None
-    caller: str = ""
-    # The best RECEIPT_CANDIDATES candidates in the receipt's compact form (receipts.py).
-    top: list[dict[str, Any]] = field(default_factory=list)
-    # A split decision (issue #30): `node` decodes, `prefill_node` prefills; None when `node`
-    # runs both phases. Fallbacks are pairs: `prefill_fallbacks[i]` prefills for
-    # `fallbacks[i]` (None: that fallback runs both), empty when no pair is split.
-    prefill_node: str | None = None
-    prefill_site: str | None = None
-    prefill_address: str | None = None
-    prefill_fallbacks: list[str | None] = field(default_factory=list)
-    # Why split, for the receipt (receipts.py): the transfer and the one-node alternative.
-    split: dict[str, Any] | None = None
-
-
 class Engine:
     """Decides placements from the current snapshot. Thread-safe; one per process."""
 
@@ -86,8 +55,10 @@ class Engine:
         max_fallbacks: int = 3,
         scorer_budget_s: float = 0.005,
         on_fallback: Callable[[str], None] | None = None,
+        splitter: Splitter | None = None,
     ) -> None:
-        """`on_fallback(reason)`: called for each decision the guard sends to `fallback`."""
+        """`on_fallback(reason)`: called for each decision the guard sends to `fallback`.
+        `splitter`: the split stage, which may answer with a prefill and a decode node."""
         self.breakers = breakers
         self._load_policy = load_policy
         self.fallback = fallback
@@ -104,7 +75,8 @@ class Engine:
                 get_filter("among"),
                 get_filter("breakers", board=breakers),
                 get_filter("stale-telemetry", stale_after_s=stale_after_s),
-            ]
+            ],
+            splitter=splitter,
         )
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
@@ -158,7 +130,7 @@ class Engine:
             scorer = self._scorer(ref, snap)
             choice = self._decide(request, scorer, body.among, now)
             candidates, order = choice.candidates, choice.order
-            if not order:
+            if choice.node is None:
                 return Decision(
                     decision_id,
                     request,
@@ -173,16 +145,19 @@ class Engine:
                     caller=body.caller,
                 )
             scores = choice.scores
-            assert scores is not None
-            names = candidates.names
-            pick = order[0]
-            self._remember(request, int(candidates.index[pick]))
+            assert self._fleet is not None
+            names = self._fleet.names
+            # The answers as (decode, prefill) pairs: the pick, then its fallbacks.
+            pairs = choice.pairs[: 1 + self.max_fallbacks]
+            pick = pairs[0]
+            self._remember(request, pick)
+            node_by_name = snap.topology.node_by_name
             decision = Decision(
                 decision_id,
                 request,
-                names[pick],
-                snap.topology.node_by_name[names[pick]].site,
-                [names[i] for i in order[1 : 1 + self.max_fallbacks]],
+                names[pick.decode],
+                node_by_name[names[pick.decode]].site,
+                [names[p.decode] for p in pairs[1:]],
                 scorer.used,
                 chosen_arm,
                 choice.trip.rejected(),
@@ -190,13 +165,16 @@ class Engine:
                 session_id=body.session_id,
                 caller=body.caller,
             )
-            if snap.rollout.shadow is not None:
-                decision.shadow = self._shadow(snap, candidates, pick)
-            decision.top = receipt_candidates(
-                candidates, scores, order[:RECEIPT_CANDIDATES], snap.topology
-            )
-            if body.explain:
-                decision.candidates = explain(candidates, scores, snap, self._live, now)
+            if any(p.prefill is not None for p in pairs):
+                add_split(decision, pairs, names, snap)
+            if scores is not None:
+                if snap.rollout.shadow is not None:
+                    decision.shadow = self._shadow(snap, candidates, order[0])
+                decision.top = receipt_candidates(
+                    candidates, scores, order[:RECEIPT_CANDIDATES], snap.topology
+                )
+                if body.explain:
+                    decision.candidates = explain(candidates, scores, snap, self._live, now)
         decision.latency_us = (time.perf_counter() - start) * 1e6
         return decision
 
@@ -285,8 +263,14 @@ class Engine:
             "cost_delta_usd": float(est.cost_usd[other] - est.cost_usd[pick]),
         }
 
-    def _remember(self, request: PlacementRequest, node: int) -> None:
+    def _remember(self, request: PlacementRequest, pair: Pair) -> None:
+        """The live state learns of the send: to the decode node, and to a split's prefill
+        node too (its queue and prefix cache), as the simulator's `send` does."""
         fleet, live = self._fleet, self._live
         assert fleet is not None and live is not None
-        live.sent(node, fleet.model_index[request.model], request.prefix_hashes)
-        self.breakers.on_pick(fleet.names[node])
+        model = fleet.model_index[request.model]
+        live.sent(pair.decode, model, request.prefix_hashes)
+        if pair.prefill is not None:
+            live.sent(pair.prefill, model, request.prefix_hashes)
+            self.breakers.on_pick(fleet.names[pair.prefill])
+        self.breakers.on_pick(fleet.names[pair.decode])

@@ -34,7 +34,8 @@ from console.placement.metrics import (
 from console.placement.selectors import engine_snapshot
 from console.placement.services import breaker_move_record, event_publish
 from optimizer.decide.filters.breakers import OPEN, BreakerBoard, BreakerConfig
-from optimizer.decide.registry import is_learned, load_policy
+from optimizer.decide.framework import Splitter
+from optimizer.decide.registry import get_splitter, is_learned, load_policy
 from optimizer.decide.scorers.base import Policy
 from optimizer.decide.scorers.learned import scorer_digest
 from optimizer.decide.state.snapshot import PolicyRef, Snapshot
@@ -65,6 +66,7 @@ class Runtime:
             max_fallbacks=settings.LOCUS_MAX_FALLBACKS,
             scorer_budget_s=settings.LOCUS_SCORER_BUDGET_MS / 1000.0,
             on_fallback=_count_fallback,
+            splitter=_splitter(),
         )
         self.recorder = Recorder(write_batch=write_to_database, publish=event_publish)
         self.recorder.tick_hooks.append(self._flush_shadow)
@@ -264,6 +266,14 @@ def _count_fallback(reason: str) -> None:
     """`locus_fallbacks_total{reason}`: the guard's fallbacks, counted on the console side so
     `optimizer.decide` stays free of Prometheus."""
     FALLBACKS.labels(reason=reason).inc()
+
+
+def _splitter() -> Splitter | None:
+    """The split stage LOCUS_SPLIT_STAGE names (none when empty)."""
+    name = settings.LOCUS_SPLIT_STAGE
+    if not name:
+        return None
+    return get_splitter(name, threshold_tokens=settings.LOCUS_SPLIT_THRESHOLD_TOKENS)
 
 
 def _breaker_config() -> BreakerConfig:
