@@ -11,6 +11,10 @@ is what the engine does per request:
 - reference: `filter_candidates` over prebuilt `NodeView`s, the per-node policy's `scores`
   (the learned scorer: `candidate_rows` then TorchScript) and `ordered`'s first 4 (view
   building is not timed, which flatters the reference).
+With `splitter` (`--split NAME`) a third path, `split`, is the kernel's pipeline ending with
+that split stage, deciding a long prompt (`SPLIT_PROMPT_TOKENS`) on the same fleet and state;
+its figures say whether that decision split (on a fleet with prefill/decode pools, such as
+`pd-two-regions.yaml`, whose roles the copies keep; issue #30).
 Timings are p50 and p99 in microseconds over `repeats` decisions after a warm-up, of wall
 time, or with `cpu_time` of the process's CPU time (which leaves out the time the process
 waited for a core: on a shared machine, what the code itself costs).
@@ -18,6 +22,7 @@ waited for a core: on a shared machine, what the code itself costs).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +33,13 @@ import torch
 
 from optimizer.constraints import filter_candidates
 from optimizer.decide.pipeline import Pipeline
-from optimizer.decide.registry import POLICY_NAMES, get_filter, get_policy, load_policy
+from optimizer.decide.registry import (
+    POLICY_NAMES,
+    get_filter,
+    get_policy,
+    get_splitter,
+    load_policy,
+)
 from optimizer.decide.request import PlacementRequest, placement_request
 from optimizer.decide.scorers.base import Policy, ordered
 from optimizer.decide.scorers.learned import TrainedPolicy
@@ -42,6 +53,9 @@ from optimizer.topology import Topology
 SIZES: tuple[int, ...] = (8, 64, 256, 1000)
 FALLBACKS = 3
 HASHES = (11, 12, 13, 14)
+# The split path's prompt: past the split stage's default threshold with its first
+# `len(HASHES)` blocks cached at most, as a long prompt of the Mooncake trace would be.
+SPLIT_PROMPT_TOKENS = 8000
 
 
 def _fleet_of(topology: Topology, n: int) -> tuple[Topology, PlacementRequest]:
@@ -129,13 +143,16 @@ def benchmark(
     repeats: int = 300,
     seed: int = 0,
     cpu_time: bool = False,
-) -> dict[str, dict[str, dict[str, dict[str, float]]]]:
-    """`{"kernel"|"reference": {POLICY: {"N": {"p50_us", "p99_us"}}}}`."""
+    splitter: str | None = None,
+) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
+    """`{"kernel"|"reference"[|"split"]: {POLICY: {"N": {"p50_us", "p99_us"[, "split"]}}}}`."""
     learned = None
     if policy_dir is not None:
         torch.set_num_threads(1)
         learned = load_policy(str(policy_dir), topology, seed)
-    out: dict[str, dict[str, dict[str, dict[str, float]]]] = {"kernel": {}, "reference": {}}
+    out: dict[str, dict[str, dict[str, dict[str, Any]]]] = {"kernel": {}, "reference": {}}
+    if splitter is not None:
+        out["split"] = {}
     rng = np.random.default_rng(seed)
     for n in SIZES:
         fleet_topology, request = _fleet_of(topology, n)
@@ -155,7 +172,29 @@ def benchmark(
             reference = _reference(name, policy, fleet_topology, request, views, seed)
             out["kernel"].setdefault(name, {})[str(n)] = _time(kernel, repeats, cpu_time)
             out["reference"].setdefault(name, {})[str(n)] = _time(reference, repeats, cpu_time)
+            if splitter is not None:
+                long = dataclasses.replace(request, prompt_tokens=SPLIT_PROMPT_TOKENS)
+                split, did = _split(fleet, long, dynamic, prefix, policy, splitter)
+                timed: dict[str, Any] = dict(_time(split, repeats, cpu_time))
+                out["split"].setdefault(name, {})[str(n)] = {**timed, "split": did}
     return out
+
+
+def _split(
+    fleet: Fleet,
+    request: PlacementRequest,
+    dynamic: np.ndarray,
+    prefix: PrefixIndex,
+    policy: Policy,
+    splitter: str,
+) -> tuple[Callable[[], object], bool]:
+    """The split path's decision, and whether it splits on this state."""
+    pipeline = Pipeline([get_filter("constraints")], splitter=get_splitter(splitter))
+
+    def decide() -> object:
+        return pipeline.decide(fleet, request, dynamic, prefix, policy, 1 + FALLBACKS).pairs
+
+    return decide, pipeline.decide(fleet, request, dynamic, prefix, policy, 1).split
 
 
 def _kernel(
@@ -210,6 +249,12 @@ def format_table(result: dict[str, Any], cpu_time: bool = False) -> str:
             lines.append(
                 f"{name:<22}{n:>6}{k['p50_us']:>12.1f}{k['p99_us']:>9.1f}"
                 f"{r['p50_us']:>15.1f}{r['p99_us']:>9.1f}{r['p50_us'] / k['p50_us']:>10.1f}x"
+            )
+    for name, sizes in result.get("split", {}).items():
+        for n, k in sizes.items():
+            lines.append(
+                f"{name + ' (split)':<22}{n:>6}{k['p50_us']:>12.1f}{k['p99_us']:>9.1f}"
+                f"{'split' if k['split'] else 'one node':>15}"
             )
     clock = "CPU time" if cpu_time else "wall time"
     return "\n".join(lines) + f"\n(µs of {clock} per decision, 1 thread, in-process)"

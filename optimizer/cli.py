@@ -23,7 +23,7 @@ from optimizer.commands.replay import (
 )
 from optimizer.commands.serve import add_parser as add_serve_fleet
 from optimizer.commands.training import cmd_train
-from optimizer.decide.registry import POLICY_NAMES
+from optimizer.decide.registry import POLICY_NAMES, SPLITTERS
 from optimizer.decide.scorers.learned import DECISION_COST_WEIGHT, decision_cost_weight
 from optimizer.errors import InputFileError
 from optimizer.traces import SHIPPED_TRACES
@@ -108,6 +108,19 @@ def _common(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
         action="store_true",
         help="with --deciders K > 1, the K deciders share one view of sends and prefixes, as a "
         "shared view (Redis) gives, without its publish delay (default: each its own)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=tuple(SPLITTERS),
+        default=None,
+        help="end every decision with this split stage, which may prefill a long prompt on "
+        "one node and decode it on another (docs/simulation.md; default: one node each)",
+    )
+    parser.add_argument(
+        "--all-mixed",
+        action="store_true",
+        help="run every node as mixed (both phases), ignoring the topology's prefill and "
+        "decode roles: the same hardware without disaggregation (default: roles honoured)",
     )
     parser.add_argument(
         "--breakers",
@@ -263,6 +276,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="time the process's CPU time, leaving out waits for a core (shared machines)",
     )
     bd.add_argument("--seed", type=argtypes.natural, default=0, help="seed of the random states")
+    bd.add_argument(
+        "--split",
+        choices=tuple(SPLITTERS),
+        default=None,
+        help="also time decisions ending with this split stage on a long prompt",
+    )
     bd.set_defaults(func=cmd_bench_decide)
 
     gen = commands.add_parser(

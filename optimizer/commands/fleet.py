@@ -44,7 +44,12 @@ def cmd_bench_decide(args: argparse.Namespace) -> int:
     from optimizer.bench_decide import benchmark, format_table
 
     result = benchmark(
-        load_topology(args.topology), args.policy, args.repeats, args.seed, args.cpu_time
+        load_topology(args.topology),
+        args.policy,
+        args.repeats,
+        args.seed,
+        args.cpu_time,
+        splitter=args.split,
     )
     print(json.dumps(result, indent=2) if args.json else format_table(result, args.cpu_time))
     return 0

@@ -13,7 +13,7 @@ import numpy as np
 
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation, utilisation_of_load
 from optimizer.decide.filters.breakers import BreakerConfig
-from optimizer.decide.registry import GENERALIST, POLICY_NAMES, load_policy
+from optimizer.decide.registry import GENERALIST, POLICY_NAMES, get_splitter, load_policy
 from optimizer.decide.request import PlacementRequest
 from optimizer.errors import InputFileError
 from optimizer.observations import load_observations, simulated_observations, write_observations
@@ -37,6 +37,10 @@ class Workload:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.topology: Topology = load_topology(args.topology)
+        self.all_mixed: bool = getattr(args, "all_mixed", False)
+        if self.all_mixed:
+            self.topology = all_mixed(self.topology)
+        self.split: str | None = getattr(args, "split", None)
         unscaled = load_trace(args.trace, limit=args.limit)
         capacity = FleetCapacity(self.topology)
         mix = TokenMix.of(unscaled) if unscaled else None
@@ -98,6 +102,8 @@ class Workload:
         breakers: bool = False,
         deciders: int = 1,
         shared_view: bool = False,
+        split: str | None = None,
+        all_mixed: bool = False,
     ) -> Workload:
         """The workload `evaluate` would replay for these options (benchmarks and tools)."""
         return cls(
@@ -114,6 +120,8 @@ class Workload:
                 breakers=breakers,
                 deciders=deciders,
                 shared_view=shared_view,
+                split=split,
+                all_mixed=all_mixed,
             )
         )
 
@@ -127,6 +135,10 @@ class Workload:
             out["stale_after_s"] = self.stale_after
         if self.breakers is not None:
             out["breakers"] = True
+        if self.split is not None:
+            out["split"] = self.split
+        if self.all_mixed:
+            out["all_mixed"] = True
         return out
 
     def run(self, spec: str, seed: int, progress: bool) -> tuple[dict[str, Any], SimResult]:
@@ -146,10 +158,18 @@ class Workload:
             breakers=self.breakers,
             stale_after_s=self.stale_after,
             deciders=self.deciders,
+            splitter=get_splitter(self.split) if self.split is not None else None,
             progress=progress,
             desc=spec,
         )
         return build_report(result, self.topology, spec), result
+
+
+def all_mixed(topology: Topology) -> Topology:
+    """`topology` with every node mixed (`--all-mixed`): its hardware without P/D roles."""
+    data = topology.model_dump()
+    data["nodes"] = [{**node, "role": "mixed"} for node in data["nodes"]]
+    return Topology.model_validate(data)
 
 
 def progress_shown() -> bool:

@@ -22,7 +22,13 @@ import numpy as np
 
 from optimizer.decide.request import PlacementRequest
 from optimizer.decide.state.candidates import Candidates
-from optimizer.decide.state.fleet import CODE_NO_KV_ROOM, REASONS, Fleet, StaticSplit
+from optimizer.decide.state.fleet import (
+    CODE_NO_KV_ROOM,
+    REASONS,
+    ROLE_REASONS,
+    Fleet,
+    StaticSplit,
+)
 from optimizer.decide.state.live import LiveState
 from optimizer.decide.state.prefix import PrefixIndex
 
@@ -41,6 +47,7 @@ class Trip:
         "among",
         "index",
         "pool",
+        "off_role",
         "split",
         "no_room",
         "notes",
@@ -69,6 +76,9 @@ class Trip:
         # Every role's survivors of the filters, for a split's prefill and decode nodes: the
         # same as `index` unless the roles filter ran (`optimizer.decide.filters.roles`).
         self.pool: np.ndarray = _NONE
+        # Survivors of the filters a one-node answer cannot use (prefill- or decode-only):
+        # their reason comes from their role when asked for, as hundreds may be left out.
+        self.off_role: np.ndarray = _NONE
         self.split: StaticSplit | None = None
         self.no_room: np.ndarray = _NONE
         # Made on the first rejection: most trips see none past the constraints.
@@ -94,6 +104,10 @@ class Trip:
             rejected = {n: r for n, r in rejected.items() if n in among}
         for i, reason in self.notes or ():
             rejected[names[i]] = reason
+        if len(self.off_role):
+            role = self.fleet.role
+            for i in self.off_role.tolist():
+                rejected[names[i]] = ROLE_REASONS[role[i]]
         return rejected
 
 
@@ -117,8 +131,8 @@ class Scorer(Protocol):
 class Split:
     """Why an answer is split: the KV it moves from the prefill node's site to the decode
     node's, how long that takes over the link between them (its RTT plus the bytes at its
-    bandwidth), and the estimated TTFT split against the best one-node answer's (None when no
-    mixed node could answer)."""
+    bandwidth), and the estimated TTFT split against the one-node answer's it replaces (the
+    scorer's pick; None when no mixed node could answer)."""
 
     kv_bytes: int
     transfer_s: float

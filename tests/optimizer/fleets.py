@@ -137,3 +137,34 @@ def request(
         max_output_tokens=output,
         prefix_hashes=hashes,
     )
+
+
+def _node(name: str, site: str, accelerator: str, role: str, usd: float = 1.0) -> dict[str, Any]:
+    return {
+        "name": name,
+        "site": site,
+        "accelerator": accelerator,
+        "usd_per_hour": usd,
+        "models": ["m1"],
+        "role": role,
+    }
+
+
+# TINY's sites with prefill and decode pools (issue #30): a prefill and a decode node in the
+# core, a decode and a mixed node at the edge, a prefill node in the (US) cloud.
+PD_NODES: list[dict[str, Any]] = [
+    _node("core-p", "b-core", "big", "prefill"),
+    _node("core-d", "b-core", "big", "decode"),
+    _node("edge-d", "a-edge", "small", "decode"),
+    _node("edge-m", "a-edge", "small", "mixed"),
+    _node("cloud-p", "c-cloud", "big", "prefill"),
+]
+
+
+def pd_topology(
+    keep_nodes: tuple[str, ...] | None = None, kv_bytes_per_token: int = 1000
+) -> Topology:
+    """TINY with `PD_NODES` (optionally some of them) and the KV bytes per token given."""
+    nodes = [n for n in PD_NODES if keep_nodes is None or n["name"] in keep_nodes]
+    model = {"name": "m1", "memory_gib": 16, "kv_bytes_per_token": kv_bytes_per_token}
+    return tiny_topology(nodes=nodes, models=[model])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from tools.results.heldout import heldout_suite
 from tools.results.model import Page, Table
+from tools.results.pd import pd_split
 from tools.results.render import calibration, comparison, deciders, decision_latency
 from tools.results.routers import routers
 
@@ -39,6 +40,15 @@ PAGES = (
         "Locus's OpenAI-compatible router against sglang-router, vllm-router and round-robin "
         "on the same emulated fleet and the same open-loop replay (`make bench-routers`; "
         "how each figure is measured: [the router benchmark](../router-benchmark.md)).",
+    ),
+    Page(
+        "prefill-decode",
+        "Prefill and decode on two nodes",
+        "Split placement (a prefill node, then a decode node the KV crosses to) against "
+        "one-node placement on a fleet with prefill and decode pools, replayed by the simulator "
+        "(`--split`, `--all-mixed`; [split answers](../architecture.md#prefill-and-decode-as-"
+        "phases-split-answers), [split requests in the simulator](../simulation.md#prefill-"
+        "and-decode-on-two-nodes)).",
     ),
     Page(
         "twin",
@@ -222,6 +232,48 @@ nice .venv/bin/python -m tools.deciders_grid --seeds 0,1,2 --limit 3000 \\
   --utilisations 0.9,1.5 --telemetry-interval 10 --deciders 1,4,8 \\
   --policies weighted-score,generalist --out docs/results/reports/deciders/grid.json""",
         render=deciders,
+    ),
+    Table(
+        slug="pd-split",
+        page="prefill-decode",
+        title="Split against one-node placement on a P/D fleet",
+        about=(
+            "`optimizer/topologies/pd-two-regions.yaml` (two regions, each a core with prefill "
+            "and decode pools and two edge sites), the first 2,000 requests of the Mooncake "
+            "trace (mean prompt 15,325 tokens) at 0.7 and 1.2 of the fleet's serving capacity, "
+            "node state seen through telemetry 10 s apart, three seeds, means over the seeds. "
+            "Split arms honour the roles and use weighted-score for one-node answers; "
+            '"one node, roles honoured" is the same fleet without a split stage (its prefill '
+            'and decode pools idle); "mixed-only best" is the best of five heuristics '
+            "(weighted-score, prefix-aware, kv-aware, least-loaded, latency-first) on the same "
+            "hardware with every node mixed (`--all-mixed`), the row the p95 column compares "
+            "with."
+        ),
+        script="""\
+mkdir -p docs/results/reports/pd-split
+nice .venv/bin/python -m tools.pd_grid --seeds 0,1,2 --limit 2000 --utilisations 0.7,1.2 \\
+  --telemetry-interval 10 --out docs/results/reports/pd-split/grid.json""",
+        render=pd_split,
+    ),
+    Table(
+        slug="bench-decide-pd",
+        page="decision-speed",
+        title="A split decision beside a one-node decision, on P/D pools",
+        about=(
+            "`bench-decide --split pd-threshold` on copies of the P/D fleet's nodes (their roles "
+            "kept) for 8 to 1,000 candidates: `kernel` is the one-node decision (the roles "
+            "filter runs), `split` the same pipeline ending with the split stage on an "
+            "8,000-token prompt, which prices every prefill and decode node (on these random "
+            "states it keeps the one-node answer; the work is the same either way), "
+            "`reference` the per-node oracle. CPU time, on a 2-core machine shared with other "
+            "work."
+        ),
+        script="""\
+mkdir -p docs/results/reports/bench-decide-pd
+.venv/bin/python -m optimizer bench-decide --topology optimizer/topologies/pd-two-regions.yaml \\
+  --split pd-threshold --cpu-time --repeats 300 --json \\
+  > docs/results/reports/bench-decide-pd/pd-two-regions.json""",
+        render=decision_latency,
     ),
 )
 

@@ -12,26 +12,19 @@ of mixed nodes pays nothing for it.
 from __future__ import annotations
 
 from optimizer.decide.framework import Trip
-from optimizer.decide.state.fleet import REASON_DECODE_ONLY, REASON_PREFILL_ONLY, ROLE_CODES
-
-_PREFILL = ROLE_CODES["prefill"]
 
 
 class RolesFilter:
-    """Keeps the mixed candidates; `trip.pool` keeps them all (either role)."""
+    """Keeps the mixed candidates; `trip.pool` keeps them all (either role), and
+    `trip.off_role` the others (`Trip.rejected` names their role)."""
 
     name = "roles"
 
     def filter(self, trip: Trip) -> None:
         index = trip.index
         trip.pool = index
-        roles = trip.fleet.role[index]
-        if not roles.any():
+        mixed = trip.fleet.mixed[index]
+        if mixed.all():
             return
-        prefill_only = roles == _PREFILL
-        if prefill_only.any():
-            trip.reject(index, ~prefill_only, REASON_PREFILL_ONLY)
-            index, roles = trip.index, roles[~prefill_only]
-        decode_only = roles != 0
-        if decode_only.any():
-            trip.reject(index, ~decode_only, REASON_DECODE_ONLY)
+        trip.index = index[mixed]
+        trip.off_role = index[~mixed]

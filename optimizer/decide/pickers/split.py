@@ -15,7 +15,8 @@ Both work inside one cluster, where the KV transfer is nearly free. Locus spans 
 this stage also prices the transfer: the prompt's KV (`kv_bytes_per_token` of the model,
 docs/contracts.md §1) crosses the link between the two sites at its bandwidth after its RTT
 (`Fleet.kv_rtt_s`, `Fleet.kv_s_per_byte`), and a split is kept only when its estimated TTFT
-beats the best one-node answer's. `bandwidth_aware=False` is the variant that ignores the
+beats the one-node answer's (the scorer's pick, which the split would replace).
+`bandwidth_aware=False` is the variant that ignores the
 links' bandwidth (only their RTT counts), kept to show what pricing the transfer is worth.
 
 The estimates are the decision's own (`optimizer.decide.state.estimates`): the prefill node's
@@ -65,7 +66,7 @@ def decode_wait_s(c: Candidates) -> np.ndarray:
 
 class ThresholdSplitter:
     """Split above a prompt-length threshold: prefill by queue plus prefix, decode by load
-    and the transfer to it, kept when the pair's estimated TTFT beats the best mixed node's."""
+    and the transfer to it, kept when the pair's estimated TTFT beats the one-node pick's."""
 
     LOAD_WEIGHT = 0.2  # weighted-score's: keeps decode headroom for bursts
 
@@ -113,14 +114,11 @@ class ThresholdSplitter:
         d_wait = decode_wait_s(dec)
         d_back = dec.routes[:, 0] / 2  # the first token's way back to the source
 
-        def ttft_from(p: int) -> tuple[np.ndarray, np.ndarray]:
-            site = fleet.node_site[p_index[p]]
-            transfer = fleet.kv_rtt_s[site, d_sites]
-            if aware:
-                transfer = transfer + kv_bytes * fleet.kv_s_per_byte[site, d_sites]
-            return np.maximum(done[p] + transfer, d_wait) + d_back, transfer
-
-        ttft, transfer = ttft_from(best_p)
+        site = fleet.node_site[p_index[best_p]]
+        transfer = fleet.kv_rtt_s[site, d_sites]
+        if aware:
+            transfer = transfer + kv_bytes * fleet.kv_s_per_byte[site, d_sites]
+        ttft = np.maximum(done[best_p] + transfer, d_wait) + d_back
         ttft_target = slo_targets_s(request, fleet.topology)[0]
         load = (dec.dynamic[:, D_QUEUE] + dec.dynamic[:, D_RUNNING]) / dec.static[:, S_MAX_BATCH]
         score = -(ttft / ttft_target + self.LOAD_WEIGHT * load)
@@ -131,23 +129,36 @@ class ThresholdSplitter:
         score = np.where(reachable, score, -np.inf)
         d_order = [j for j in top_k(score, min(k, len(d_index))) if reachable[j]]
         best_d = d_order[0]
+        # Against the one-node answer the split would replace: the scorer's pick (its
+        # estimates when the scorer made them, else the pick's alone).
         mixed_ttft: float | None = None
-        if len(mixed):
-            em = mixed.est
-            one_node = em.ttft_s if aware else em.ttft_s - em.transfer_s
-            mixed_ttft = float(one_node.min())
+        if order:
+            pick = order[0]
+            em = mixed.estimated
+            if em is None:
+                keep = np.zeros(len(mixed), dtype=bool)
+                keep[pick] = True
+                em, pick = mixed.take(keep).est, 0
+            one_node = em.ttft_s[pick] - (0.0 if aware else em.transfer_s[pick])
+            mixed_ttft = float(one_node)
             if ttft[best_d] >= mixed_ttft:
                 return None
         answers: list[Pair] = []
+        ttfts, transfers = ttft.tolist(), transfer.tolist()
         for j, d in enumerate(d_order):
             p = p_order[j] if j < len(p_order) else best_p
-            if p != best_p:
-                pair_ttft, pair_transfer = ttft_from(p)
-                if np.isnan(pair_ttft[d]):
-                    p, pair_ttft, pair_transfer = best_p, ttft, transfer
-            else:
-                pair_ttft, pair_transfer = ttft, transfer
-            split = Split(kv_bytes, float(pair_transfer[d]), float(pair_ttft[d]), mixed_ttft)
+            pair_ttft, pair_transfer = ttfts[d], transfers[d]
+            if p != best_p:  # the j-th fallback pairs the j-th decode and prefill nodes
+                a, b = fleet.node_site[p_index[p]], d_sites[d]
+                x = float(fleet.kv_rtt_s[a, b])
+                if aware:
+                    x += kv_bytes * float(fleet.kv_s_per_byte[a, b])
+                if x == x and p_index[p] != d_index[d]:  # reachable, and two nodes
+                    pair_transfer = x
+                    pair_ttft = max(float(done[p]) + x, float(d_wait[d])) + float(d_back[d])
+                else:
+                    p = best_p
+            split = Split(kv_bytes, pair_transfer, pair_ttft, mixed_ttft)
             answers.append(Pair(int(d_index[d]), int(p_index[p]), split))
         for j in order[: k - len(answers)]:
             answers.append(Pair(int(mixed.index[j])))

@@ -122,6 +122,11 @@ class Candidates:
         return self._est
 
     @property
+    def estimated(self) -> Estimates | None:
+        """The estimates when something computed them already, else None (never computes)."""
+        return self._est
+
+    @property
     def targets(self) -> tuple[float, float]:
         """The request's (TTFT, E2E) targets in seconds (`estimates.slo_targets_s`)."""
         if self._targets is None:

@@ -40,6 +40,8 @@ REASON_NO_KV_ROOM = "no_kv_room"
 REASON_PREFILL_ONLY = "prefill_only"
 REASON_DECODE_ONLY = "decode_only"
 ROLE_CODES: dict[str, int] = {"mixed": 0, "prefill": 1, "decode": 2}
+# Why a node of each role code cannot give a one-node answer ("": it can).
+ROLE_REASONS: tuple[str, ...] = ("", REASON_PREFILL_ONLY, REASON_DECODE_ONLY)
 # KV moves between two nodes of one site over the cluster's RDMA fabric, not a topology link
 # (topology links join sites; within a site a prompt's bytes are free, docs/contracts.md §1).
 # 200 Gb/s is one NIC of the InfiniBand/RoCE fabrics llm-d's P/D guide was validated on

@@ -1,0 +1,133 @@
+"""The simulator's split requests: roles honoured, prefill, KV transfer, decode (issue #30)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from optimizer.cli import main
+from optimizer.decide.pipeline import Pipeline
+from optimizer.decide.registry import get_filter, get_policy, get_splitter
+from optimizer.decide.state.fleet import Fleet
+from optimizer.sim import ScheduledEvent, Simulator, simulate
+from optimizer.sim.requests import FAILED, SERVED
+from optimizer.topology_files import load_topology
+from tests.optimizer.fleets import MOONCAKE, REPO, pd_topology, request
+
+PD_FLEET = REPO / "optimizer" / "topologies" / "pd-two-regions.yaml"
+PROMPT = 10_000
+# a-edge -> b-core: RTT 10 ms over 1 Gbit/s; the big prefill node does 10k tokens/s; the
+# small decode node steps in 20 ms + 2 ms per sequence; 1 kB of KV a token.
+RTT = 0.010
+PROMPT_IN = PROMPT * 4 * 8 / 1e9
+PREFILL = PROMPT / 10_000
+KV = RTT + PROMPT * 1000 * 8 / 1e9  # b-core -> a-edge over the same link
+BACK = 0.0005 / 2  # the decode node is at the source's site
+
+
+def test_a_split_request_prefills_sends_its_kv_then_decodes_at_the_edge() -> None:
+    topology = pd_topology(keep_nodes=("core-p", "edge-d"))
+    result = simulate(
+        topology,
+        get_policy("weighted-score", topology),
+        [request(topology, prompt=PROMPT, output=11)],
+        [0.0],
+        splitter=get_splitter("pd-threshold"),
+    )
+    t, fleet = result.table, Fleet(topology)
+    assert t.status[0] == SERVED
+    assert (t.prefill_node[0], t.node[0]) == (fleet.index_of["core-p"], fleet.index_of["edge-d"])
+    ttft = RTT / 2 + PROMPT_IN + PREFILL + KV + BACK
+    assert t.ttft[0] == pytest.approx(ttft)
+    assert t.e2e[0] == pytest.approx(ttft + 10 * 0.022)
+    # Egress: the prompt to the core, its KV back to the edge.
+    assert result.egress_bytes[0] == PROMPT * 4 + PROMPT * 1000
+    nodes = {n.name: n for n in result.nodes}
+    assert nodes["core-p"].reserved == nodes["edge-d"].reserved == 0
+    assert nodes["edge-d"].in_flight == nodes["core-p"].in_flight == 0
+
+
+def test_the_decode_node_caches_the_prompt_it_received() -> None:
+    topology = pd_topology(keep_nodes=("core-p", "edge-d"))
+    hashes = tuple(range(PROMPT // 512))
+    result = simulate(
+        topology,
+        get_policy("weighted-score", topology),
+        [request(topology, prompt=PROMPT, output=2, hashes=hashes)],
+        [0.0],
+        splitter=get_splitter("pd-threshold"),
+    )
+    edge = Fleet(topology).index_of["edge-d"]
+    assert result.nodes[edge].cache.match(0, hashes) == len(hashes)
+
+
+def test_without_a_split_stage_one_phase_nodes_take_no_request() -> None:
+    topology = pd_topology()
+    reqs = [request(topology, prompt=p) for p in (500, PROMPT, 2000, PROMPT)]
+    result = simulate(topology, get_policy("least-loaded", topology), reqs, [0.0, 0.1, 0.2, 0.3])
+    fleet = Fleet(topology)
+    assert {fleet.names[n] for n in result.table.node} == {"edge-m"}
+    assert all(p == -1 for p in result.table.prefill_node)
+
+
+def test_the_simulator_splits_as_the_pipeline_decides_on_the_same_state() -> None:
+    topology = pd_topology()
+    req = request(topology, prompt=PROMPT, slo=None)
+    policy = get_policy("weighted-score", topology)
+    sim = Simulator(topology, policy, [req], [0.0], splitter=get_splitter("pd-threshold"))
+    expected = Pipeline([get_filter("constraints")], splitter=get_splitter("pd-threshold")).decide(
+        sim.fleet, req, np.array(sim.dynamic), sim.prefix, policy, 1
+    )
+    result = sim.run()
+    assert expected.split
+    assert (result.table.node[0], result.table.prefill_node[0]) == (
+        expected.node,
+        expected.prefill_node,
+    )
+
+
+def test_a_failed_prefill_node_loses_nothing_queued_and_its_decode_node_stops_expecting() -> None:
+    topology = pd_topology(keep_nodes=("core-p", "cloud-p", "core-d", "edge-m"))
+    reqs = [request(topology, prompt=PROMPT, slo=None) for _ in range(3)]
+    result = simulate(
+        topology,
+        get_policy("weighted-score", topology),
+        reqs,
+        [0.0, 0.0, 0.0],
+        events=[ScheduledEvent(at_s=0.5, node="core-p", action="fail")],
+        splitter=get_splitter("pd-threshold"),
+    )
+    t, fleet = result.table, Fleet(topology)
+    # The one prefilling at the failure is lost; the two queued behind it are placed again
+    # and prefilled in the cloud.
+    assert t.status == [FAILED, SERVED, SERVED]
+    assert t.prefill_node[1:] == [fleet.index_of["cloud-p"]] * 2
+    assert all(n.in_flight == 0 and n.reserved == 0 for n in result.nodes)
+
+
+def _cli(tmp_path: Path, name: str, *extra: str) -> dict[str, Any]:
+    out = tmp_path / name
+    argv = ["simulate", "--topology", str(PD_FLEET), "--trace", str(MOONCAKE), "--policy",
+            "weighted-score", "--limit", "200", "--utilisation", "1.2",
+            "--telemetry-interval", "10", "--report", str(out), *extra]  # fmt: skip
+    assert main(argv) == 0
+    report: dict[str, Any] = json.loads(out.read_text())
+    return report
+
+
+def test_the_command_line_splits_or_runs_every_node_mixed(tmp_path: Path) -> None:
+    def served_by(report: dict[str, Any], role: str) -> int:
+        roles = {n.name: n.role for n in load_topology(PD_FLEET).nodes}
+        return sum(v["requests"] for n, v in report["per_node"].items() if roles[n] == role)
+
+    roles_only = _cli(tmp_path, "roles.json")
+    split = _cli(tmp_path, "split.json", "--split", "pd-threshold")
+    mixed = _cli(tmp_path, "mixed.json", "--all-mixed")
+    assert served_by(roles_only, "prefill") == served_by(roles_only, "decode") == 0
+    assert split["split"] == "pd-threshold" and "split" not in roles_only
+    assert served_by(split, "prefill") == 0 < served_by(split, "decode")  # answered by decode
+    assert mixed["all_mixed"] is True and served_by(mixed, "prefill") > 0
