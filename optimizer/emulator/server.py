@@ -125,6 +125,10 @@ class FleetServer:
                 bound = runner.addresses[0]
                 shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
                 self.urls[self.topology.nodes[i].name] = f"http://{shown}:{bound[1]}"
+                self.fleet.endpoints[f"{shown}:{bound[1]}"] = i
+                address = self.topology.nodes[i].address
+                if address is not None:
+                    self.fleet.endpoints[address] = i
         except BaseException:
             await self.stop()
             raise
