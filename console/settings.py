@@ -363,7 +363,8 @@ LOCUS_DEFAULT_POLICY: str = env.str("LOCUS_DEFAULT_POLICY", default="weighted-sc
 LOCUS_FALLBACK_POLICY: str = env.str("LOCUS_FALLBACK_POLICY", default="least-loaded")
 LOCUS_SNAPSHOT_REFRESH_SECONDS: float = env.float("LOCUS_SNAPSHOT_REFRESH_SECONDS", default=1.0)
 LOCUS_MAX_FALLBACKS: int = env.int("LOCUS_MAX_FALLBACKS", default=3)
-# The decision's split stage (optimizer.decide.registry SPLITTERS; "" for none): it may answer
+# The decision's split stage (optimizer.decide.registry SPLITTERS; "" for none): on a fleet with
+# prefill or decode nodes (a fleet of mixed nodes is never split) it may answer
 # a long prompt with a prefill node and a decode node (issue #30, docs/decisions.md), above
 # LOCUS_SPLIT_THRESHOLD_TOKENS uncached prompt tokens.
 LOCUS_SPLIT_STAGE: str = env.str("LOCUS_SPLIT_STAGE", default="pd-threshold")

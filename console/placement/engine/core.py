@@ -76,8 +76,8 @@ class Engine:
                 get_filter("breakers", board=breakers),
                 get_filter("stale-telemetry", stale_after_s=stale_after_s),
             ],
-            splitter=splitter,
         )
+        self._splitter = splitter
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
         self._fleet: Fleet | None = None
@@ -102,6 +102,10 @@ class Engine:
             if old is None or old.topology is not snapshot.topology or self._fleet is None:
                 self._fleet = Fleet(snapshot.topology)
                 self._live = LiveState(self._fleet, previous=self._live)
+                # Split answers on fleets with prefill or decode nodes only, as llm-d splits
+                # only across pods labelled for one phase: a fleet of mixed nodes keeps its
+                # one-node answers.
+                self.pipeline.splitter = self._splitter if self._fleet.has_roles else None
             assert self._live is not None
             self._live.observe_all(snapshot.loads)
             for name in snapshot.shared_open_breakers:
