@@ -368,6 +368,12 @@ LOCUS_MAX_FALLBACKS: int = env.int("LOCUS_MAX_FALLBACKS", default=3)
 # tests/bench/bench_learned_why.py); 0 keeps it only for decisions asked to explain
 # (console/placement/engine/learned_why.py).
 LOCUS_LEARNED_EXPLAIN_EVERY: int = env.int("LOCUS_LEARNED_EXPLAIN_EVERY", default=100)
+# The decision's split stage (optimizer.decide.registry SPLITTERS; "" for none): on a fleet with
+# prefill or decode nodes (a fleet of mixed nodes is never split) it may answer
+# a long prompt with a prefill node and a decode node (issue #30, docs/decisions.md), above
+# LOCUS_SPLIT_THRESHOLD_TOKENS uncached prompt tokens.
+LOCUS_SPLIT_STAGE: str = env.str("LOCUS_SPLIT_STAGE", default="pd-threshold")
+LOCUS_SPLIT_THRESHOLD_TOKENS: int = env.int("LOCUS_SPLIT_THRESHOLD_TOKENS", default=1024)
 # /readyz fails when decision records wait this long with nothing written (the database is gone
 # or refuses them); the recorder retries with backoff up to 5 s, so a healthy one never does.
 LOCUS_RECORDER_STALLED_SECONDS: float = env.float("LOCUS_RECORDER_STALLED_SECONDS", default=30.0)

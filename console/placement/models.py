@@ -12,6 +12,8 @@ class DecisionRecord(models.Model):
     policy would have picked. The outcome fields are filled when the caller reports back.
     `receipt` says why (`console.placement.engine.receipts`): the top candidates with their scores
     and estimates, and the rejected nodes counted by reason.
+    `prefill_node` is the node that ran the prompt's prefill when the decision split the two
+    phases (`node` decodes; issue #30), empty when `node` runs both.
     `prefix_hashes` are the ids of the prompt's 512-token blocks as the caller sent them (never
     prompt text): with the outcome they make the record an observation (docs/twin.md).
     """
@@ -33,6 +35,12 @@ class DecisionRecord(models.Model):
     node = models.CharField(max_length=200, db_index=True)
     node_site = models.CharField(max_length=100)
     fallbacks = models.JSONField(default=list)
+    prefill_node = models.CharField(
+        max_length=200,
+        blank=True,
+        default="",
+        help_text="The prefill node of a split decision (`node` decodes); empty when unsplit.",
+    )
     prefix_hashes = models.JSONField(default=list, blank=True)
     policy_name = models.CharField(max_length=100)
     policy_version = models.CharField(max_length=100)

@@ -47,6 +47,8 @@ class RecentDecision:
     # from before decisions named their caller: anyone's).
     decided_by: str = ""
     has_outcome: bool = False
+    # The prefill node of a split decision (issue #30); None when `node` ran both phases.
+    prefill_node: str | None = None
 
 
 def node_sample(state: NodeTelemetry) -> NodeSample:
@@ -150,7 +152,7 @@ def recent_decision(*, decision_id: str) -> RecentDecision | None:
     is no such decision."""
     row = (
         DecisionRecord.objects.filter(pk=decision_id)
-        .values_list("node", "slo", "model", "outcome_at", "decided_by")
+        .values_list("node", "slo", "model", "outcome_at", "decided_by", "prefill_node")
         .first()
     )
     if row is None:
@@ -161,6 +163,7 @@ def recent_decision(*, decision_id: str) -> RecentDecision | None:
         model=row[2],
         decided_by=row[4],
         has_outcome=row[3] is not None,
+        prefill_node=row[5] or None,
     )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 import orjson
 from aiohttp import web
 
+from optimizer.emulator import phases
 from optimizer.emulator.engine import EmulatedFleet
 from optimizer.emulator.metrics import CONTENT_TYPE, render_vllm
 from optimizer.emulator.openai import MAX_BODY_BYTES, Answer, ApiError, Ask, parse_request
@@ -101,6 +102,24 @@ class NodeEndpoint:
                 f"{self.node.name} (its KV room). However, you requested {asked} tokens "
                 f"({ask.prompt_tokens} in the messages, {ask.max_tokens} in the completion).",
             )
+        prefill, to_prefill = phases.prefill_node(
+            self.fleet, ask, request.headers.get(phases.PREFILLER_HEADER)
+        )
+        phases.check_role(self.node.role, ask, prefill is not None)
+        ready_after = 0.0
+        if prefill is not None:
+            if to_prefill:  # llm-d's sidecar: the prefill node's phase first
+                first = self.fleet.submit(
+                    prefill, ask.model, site, ask.prompt_tokens, ask.hashes, 1,
+                    stream=False, source=source, received=received,
+                )  # fmt: skip
+                try:
+                    await self.fleet.finished(first)
+                finally:
+                    self.fleet.cancel(first)
+            ready_after = self.fleet.kv_transfer_s(
+                prefill, self.index, ask.model, ask.prompt_tokens
+            )
         seq = self.fleet.submit(
             self.index,
             ask.model,
@@ -110,13 +129,18 @@ class NodeEndpoint:
             ask.max_tokens,
             stream=ask.stream,
             source=source,
-            received=received,
+            received=None if prefill is not None else received,
+            prefilled=prefill is not None,
+            ready_after_s=ready_after,
         )
         try:
             if ask.stream:
                 return await self._stream(request, seq, ask)
             await self.fleet.finished(seq)
             body = Answer(ask).whole(output_text(seq.output), seq.output)
+            if phases.remote_decode(ask):
+                kv = phases.handed_off(self.node.name)
+                body = orjson.dumps({**orjson.loads(body), "kv_transfer_params": kv})
             return _json(200, body)
         finally:
             # A client gone mid-answer cancels this handler (aiohttp's handler_cancellation):

@@ -66,6 +66,9 @@ class EmulatedFleet:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = math.inf
         self._last = 0.0  # model time of the last event run
+        # `ip:port` -> node index of every listener (the server fills it), for the prefill
+        # node a decode request names (`optimizer.emulator.phases`).
+        self.endpoints: dict[str, int] = {}
         # Called once per request when it is over: (sequence, served in full).
         self.on_end: Callable[[Sequence, bool], None] | None = None
 
@@ -194,13 +197,18 @@ class EmulatedFleet:
         stream: bool,
         source: str | None = None,
         received: float | None = None,
+        prefilled: bool = False,
+        ready_after_s: float = 0.0,
     ) -> Sequence:
         """A request for `model` from `source_site` (source `source`, when named) reaches the
         server of node `node`: at model time `received` (when its handler started, so the
         time spent reading and parsing its body is not added to its latency) or now. It is
         never placed before an event already run, which keeps the model causal.
         The caller has checked that the node serves the model, that a route joins the sites
-        and that the sequence fits the node's KV (`kv_room`)."""
+        and that the sequence fits the node's KV (`kv_room`). A `prefilled` request (a split
+        request's decode phase, issue #30) brings its prompt's KV from its prefill node: it
+        reaches the node `ready_after_s` later (the transfer) and is admitted without
+        prefilling, as the simulator's decode node admits one."""
         now = self.now()
         self._advance(now)
         if received is not None:
@@ -219,19 +227,30 @@ class EmulatedFleet:
             arrival=now,
             half_rtt=half,
         )
+        self.table.prefilled[rid] = prefilled
         seq = Sequence(rid, node, m, prompt_tokens, output, stream, half)
         seq.source, seq.site, seq.hashes, seq.arrival = source, source_site, hashes, now
         self._seqs[rid] = seq
         if stream:
             self._streams[node] += 1
         sim_node.in_flight += 1
-        sim_node.queued_tokens += prompt_tokens
+        if not prefilled:
+            sim_node.queued_tokens += prompt_tokens
         sim_node.sync()
         delay = half + PROMPT_BYTES_PER_TOKEN * prompt_tokens * route.s_per_byte
+        delay = max(delay, ready_after_s)
         self._push(now + delay, _AT_NODE, node, seq)
         self._advance(self.now())
         self._arm()
         return seq
+
+    def kv_transfer_s(self, prefill: int, decode: int, model: str, prompt_tokens: int) -> float:
+        """A prompt's KV from node `prefill` to node `decode`: the link's RTT plus its bytes at
+        the link's bandwidth (the decision's and the simulator's `Fleet.kv_*` columns)."""
+        fleet = self.fleet
+        a, b = fleet.node_site[prefill], fleet.node_site[decode]
+        kv_bytes = prompt_tokens * fleet.kv_per_token[fleet.model_index[model]]
+        return float(fleet.kv_rtt_s[a, b] + kv_bytes * fleet.kv_s_per_byte[a, b])
 
     def kv_room(self, node: int, model: str) -> int:
         """How many tokens a sequence of `model` may hold on `node` at most (its whole KV)."""

@@ -26,6 +26,10 @@ _FRESH: dict[str, Any] = {
     "status": PENDING,
     "first_at": 0.0,
     "start_round": 0,
+    # Not split: an emulated node runs both phases of what it is sent (the split columns of
+    # `RequestTable`, issue #30).
+    "prefill_node": -1,
+    "prefilled": False,
 }
 
 
@@ -64,6 +68,7 @@ class LiveTable(RequestTable):
             output=output,
             hashes=hashes,
             kv_need=kv_need,
+            kv_prompt=kv_need * prompt // max(prompt + output, 1),
             arrival=arrival,
             half_rtt=half_rtt,
         )

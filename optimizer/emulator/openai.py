@@ -109,6 +109,8 @@ class Ask:
     max_tokens: int
     stream: bool
     include_usage: bool
+    # The body's `kv_transfer_params` (vLLM's P/D hand-off, optimizer.emulator.phases).
+    kv_transfer: dict[str, Any] | None = None
 
 
 def parse_request(raw: bytes, *, chat: bool) -> Ask:
@@ -148,6 +150,7 @@ def parse_request(raw: bytes, *, chat: bool) -> Ask:
         max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
         stream=bool(body.stream),
         include_usage=bool(options and options.include_usage),
+        kv_transfer=kv if isinstance(kv := data.get("kv_transfer_params"), dict) else None,
     )
 
 

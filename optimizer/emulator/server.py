@@ -130,7 +130,14 @@ class FleetServer:
                 await site.start()
                 bound = runner.addresses[0]
                 shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
-                self.urls[self.names[i]] = f"http://{shown}:{bound[1]}"
+                name = self.names[i]
+                self.urls[name] = f"http://{shown}:{bound[1]}"
+                # Which node a prefiller's host:port names (x-prefiller-host-port): the
+                # listener's bound address and, when the topology gives one, its address.
+                self.fleet.endpoints[f"{shown}:{bound[1]}"] = i
+                address = self.topology.node_by_name[name].address
+                if address is not None:
+                    self.fleet.endpoints[address] = i
         except BaseException:
             await self.stop()
             raise

@@ -32,6 +32,20 @@ class ReceiptCandidateSerializer(serializers.Serializer):
     queue = serializers.IntegerField(help_text="Queue depth the engine saw.")
 
 
+class ReceiptSplitSerializer(serializers.Serializer):
+    prefill_node = serializers.CharField(help_text="The node that prefilled; the pick decoded.")
+    prefill_site = serializers.CharField()
+    kv_bytes = serializers.IntegerField(help_text="The prompt's KV moved to the decode node.")
+    transfer_ms = serializers.FloatField(
+        help_text="Estimated KV transfer: the link's RTT plus the bytes at its bandwidth."
+    )
+    estimated_ttft_split_ms = serializers.FloatField(help_text="Estimated TTFT of the pair.")
+    estimated_ttft_mixed_ms = serializers.FloatField(
+        allow_null=True,
+        help_text="Estimated TTFT of the one-node answer it replaced (null: none could answer).",
+    )
+
+
 class PickedInBreachSerializer(serializers.Serializer):
     breach_id = serializers.IntegerField()
     slo = serializers.CharField()
@@ -88,6 +102,11 @@ class ReceiptSerializer(serializers.Serializer):
     )
     guard = GuardNoteSerializer(
         required=False, help_text="For a learned policy: what its trust region did."
+    )
+    split = ReceiptSplitSerializer(
+        required=False,
+        help_text="Split decisions only (receipts from version 3): why a prefill node and a "
+        "decode node, the KV transfer priced in.",
     )
     picked_in_breach = PickedInBreachSerializer(
         required=False,

@@ -53,6 +53,22 @@ class PlacementAnswerSerializer(serializers.Serializer):
     node = serializers.CharField()
     site = serializers.CharField()
     fallbacks = serializers.ListField(child=serializers.CharField())
+    prefill_node = serializers.CharField(
+        required=False,
+        help_text="Split decisions only: the node that prefills; `node` then decodes.",
+    )
+    prefill_site = serializers.CharField(required=False, help_text="The prefill node's site.")
+    prefill_address = serializers.CharField(
+        required=False,
+        allow_null=True,
+        help_text="The prefill node's `ip:port` (null when the inventory has no address).",
+    )
+    prefill_fallbacks = serializers.ListField(
+        child=serializers.CharField(allow_null=True),
+        required=False,
+        help_text="When any fallback pair is split: the prefill node for each fallback, in "
+        "order (null: that fallback runs both phases).",
+    )
     policy = PolicyNameSerializer()
     arm = serializers.ChoiceField(choices=["active", "canary"])
     degraded = serializers.CharField(
@@ -81,5 +97,8 @@ class UnplaceableSerializer(serializers.Serializer):
 class OutcomeAnswerSerializer(serializers.Serializer):
     decision_id = serializers.CharField()
     node = serializers.CharField()
+    prefill_node = serializers.CharField(
+        required=False, help_text="Split decisions only: the node that prefilled."
+    )
     slo_met = serializers.BooleanField()
     breaker = serializers.CharField()

@@ -76,6 +76,9 @@ class OutcomeBody(BaseModel):
     ok: bool
     ttft_ms: float | None = Field(default=None, ge=0)
     e2e_ms: float | None = Field(default=None, ge=0)
+    # A caller that ran a split decision's two phases itself says how the prefill went; the
+    # prefill node's breaker hears it (absent: only the decode node's does).
+    prefill_ok: bool | None = None
 
     @field_validator("e2e_ms")
     @classmethod

@@ -81,6 +81,14 @@ def _answer(d: Decision, explain: bool) -> dict[str, Any]:
         "policy": {"name": d.policy.name, "version": d.policy.version},
         "arm": d.arm,
     }
+    if d.prefill_node is not None:
+        # Split (issue #30): `node` decodes once `prefill_node` has prefilled. Absent when
+        # `node` runs both phases, so unsplit answers stay as they were.
+        body["prefill_node"] = d.prefill_node
+        body["prefill_site"] = d.prefill_site
+        body["prefill_address"] = d.prefill_address
+    if any(p is not None for p in d.prefill_fallbacks):
+        body["prefill_fallbacks"] = d.prefill_fallbacks
     if d.degraded:
         body["degraded"] = d.degraded
     if explain:

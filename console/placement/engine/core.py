@@ -17,15 +17,15 @@ import threading
 import time
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
 from typing import Any
 
+from console.placement.engine.decision import Decision, add_split
 from console.placement.engine.ids import decision_ids
 from console.placement.engine.inputs import DecisionInput, request_of
 from console.placement.engine.learned_why import LearnedExplainer
 from optimizer.decide.explain import explain, guard_note, receipt_candidates
 from optimizer.decide.filters.breakers import BreakerBoard
-from optimizer.decide.framework import Trip
+from optimizer.decide.framework import Pair, Splitter, Trip
 from optimizer.decide.pickers.arms import arm
 from optimizer.decide.pipeline import Choice, Pipeline
 from optimizer.decide.registry import get_filter, is_learned
@@ -44,32 +44,6 @@ from optimizer.decide.state.snapshot import PolicyRef, Snapshot
 RECEIPT_CANDIDATES = 5
 
 
-@dataclass
-class Decision:
-    """The engine's answer; `node` is None when no node may serve the request."""
-
-    decision_id: str
-    request: PlacementRequest
-    node: str | None
-    site: str | None
-    fallbacks: list[str]
-    policy: PolicyRef
-    arm: str
-    rejected: dict[str, str]
-    latency_us: float = 0.0
-    degraded: str = ""
-    candidates: list[dict[str, Any]] = field(default_factory=list)
-    shadow: dict[str, Any] | None = None
-    session_id: str | None = None
-    caller: str = ""
-    # The best RECEIPT_CANDIDATES candidates in the receipt's compact form (receipts.py).
-    top: list[dict[str, Any]] = field(default_factory=list)
-    # What a learned scorer's trust region did (`optimizer.decide.explain.guard_note`).
-    guard: dict[str, Any] | None = None
-    # Why a trained scorer preferred the pick, when sampled or asked (learned_why.py).
-    learned: dict[str, Any] | None = None
-
-
 class Engine:
     """Decides placements from the current snapshot. Thread-safe; one per process."""
 
@@ -85,11 +59,13 @@ class Engine:
         on_fallback: Callable[[str], None] | None = None,
         on_sent: Callable[[Send], None] | None = None,
         learned_explain_every: int = 0,
+        splitter: Splitter | None = None,
     ) -> None:
         """`on_fallback(reason)`: called for each decision the guard sends to `fallback`;
         `on_sent(send)`: for each request placed (the shared view's publisher);
         `learned_explain_every`: one trained-scorer decision in that many keeps why it was
-        picked in its receipt (0: only those asked to explain)."""
+        picked in its receipt (0: only those asked to explain); `splitter`: the split stage,
+        which may answer with a prefill and a decode node."""
         self.on_sent = on_sent
         self.breakers = breakers
         self._load_policy = load_policy
@@ -108,8 +84,9 @@ class Engine:
                 get_filter("among"),
                 get_filter("breakers", board=breakers),
                 get_filter("stale-telemetry", stale_after_s=stale_after_s),
-            ]
+            ],
         )
+        self._splitter = splitter
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
         self._fleet: Fleet | None = None
@@ -134,6 +111,10 @@ class Engine:
             if old is None or old.topology is not snapshot.topology or self._fleet is None:
                 self._fleet = Fleet(snapshot.topology)
                 self._live = LiveState(self._fleet, previous=self._live)
+                # Split answers on fleets with prefill or decode nodes only, as llm-d splits
+                # only across pods labelled for one phase: a fleet of mixed nodes keeps its
+                # one-node answers.
+                self.pipeline.splitter = self._splitter if self._fleet.has_roles else None
             assert self._live is not None
             self._live.observe_all(snapshot.loads)
             for name in snapshot.shared_open_breakers:
@@ -170,7 +151,7 @@ class Engine:
             scorer = self._scorer(ref, snap)
             choice = self._decide(request, scorer, body.among, now)
             candidates, order = choice.candidates, choice.order
-            if not order:
+            if choice.node is None:
                 return Decision(
                     decision_id,
                     request,
@@ -185,16 +166,19 @@ class Engine:
                     caller=body.caller,
                 )
             scores = choice.scores
-            assert scores is not None
-            names = candidates.names
-            pick = order[0]
-            self._remember(request, int(candidates.index[pick]))
+            assert self._fleet is not None
+            names = self._fleet.names
+            # The answers as (decode, prefill) pairs: the pick, then its fallbacks.
+            pairs = choice.pairs[: 1 + self.max_fallbacks]
+            pick = pairs[0]
+            self._remember(request, pick)
+            node_by_name = snap.topology.node_by_name
             decision = Decision(
                 decision_id,
                 request,
-                names[pick],
-                snap.topology.node_by_name[names[pick]].site,
-                [names[i] for i in order[1 : 1 + self.max_fallbacks]],
+                names[pick.decode],
+                node_by_name[names[pick.decode]].site,
+                [names[p.decode] for p in pairs[1:]],
                 scorer.used,
                 chosen_arm,
                 choice.trip.rejected(),
@@ -203,18 +187,21 @@ class Engine:
                 caller=body.caller,
                 guard=guard_note(self._load_policy(scorer.used, snap)),
             )
-            if snap.rollout.shadow is not None:
-                decision.shadow = self._shadow(snap, candidates, pick)
-            decision.top = receipt_candidates(
-                candidates, scores, order[:RECEIPT_CANDIDATES], snap.topology
-            )
-            if body.explain:
-                decision.candidates = explain(candidates, scores, snap, self._live, now)
-            if scorer.learned and not scorer.degraded:
-                decision.learned = self.learned_why.attribution(
-                    self._load_policy(scorer.used, snap), candidates, scores, order,
-                    asked=body.explain,
-                )  # fmt: skip
+            if any(p.prefill is not None for p in pairs):
+                add_split(decision, pairs, names, snap)
+            if scores is not None:
+                if snap.rollout.shadow is not None:
+                    decision.shadow = self._shadow(snap, candidates, order[0])
+                decision.top = receipt_candidates(
+                    candidates, scores, order[:RECEIPT_CANDIDATES], snap.topology
+                )
+                if body.explain:
+                    decision.candidates = explain(candidates, scores, snap, self._live, now)
+                if scorer.learned and not scorer.degraded:
+                    decision.learned = self.learned_why.attribution(
+                        self._load_policy(scorer.used, snap), candidates, scores, order,
+                        asked=body.explain,
+                    )  # fmt: skip
         decision.latency_us = (time.perf_counter() - start) * 1e6
         return decision
 
@@ -303,10 +290,20 @@ class Engine:
             "cost_delta_usd": float(est.cost_usd[other] - est.cost_usd[pick]),
         }
 
-    def _remember(self, request: PlacementRequest, node: int) -> None:
+    def _remember(self, request: PlacementRequest, pair: Pair) -> None:
+        """The live state learns of the send: to the decode node, and to a split's prefill
+        node too (its queue and prefix cache), as the simulator's `send` does."""
         fleet, live = self._fleet, self._live
         assert fleet is not None and live is not None
-        live.sent(node, fleet.model_index[request.model], request.prefix_hashes)
-        self.breakers.on_pick(fleet.names[node])
+        model = fleet.model_index[request.model]
+        live.sent(pair.decode, model, request.prefix_hashes)
+        if pair.prefill is not None:
+            live.sent(pair.prefill, model, request.prefix_hashes)
+            self.breakers.on_pick(fleet.names[pair.prefill])
+        self.breakers.on_pick(fleet.names[pair.decode])
         if self.on_sent is not None:
-            self.on_sent(Send(fleet.names[node], request.model, request.prefix_hashes, time.time()))
+            for node in (pair.decode, pair.prefill):
+                if node is not None:
+                    self.on_sent(
+                        Send(fleet.names[node], request.model, request.prefix_hashes, time.time())
+                    )

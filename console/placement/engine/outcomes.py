@@ -51,7 +51,9 @@ class Outcomes:
         # every full collection's scan: docs/decision-kernel.md "Garbage-collection pauses");
         # `_reported` holds those among them with an outcome. Older decisions are read from
         # their records.
-        self._recent: OrderedDict[str, tuple[str, str | None, str, str]] = OrderedDict()
+        self._recent: OrderedDict[str, tuple[str, str | None, str, str, bool, str | None]] = (
+            OrderedDict()
+        )
         self._reported: set[str] = set()
         self._lock = threading.Lock()
 
@@ -63,6 +65,8 @@ class Outcomes:
             decision.request.slo,
             decision.request.model,
             decision.caller,
+            False,
+            decision.prefill_node,
         )
         while len(self._recent) > RECENT_DECISIONS:
             self._reported.discard(self._recent.popitem(last=False)[0])
@@ -77,6 +81,7 @@ class Outcomes:
         caller: str = "",
         served_node: str | None = None,
         ttft_target_ms: float | None = None,
+        prefill_ok: bool | None = None,
     ) -> dict[str, Any]:
         """Feed an outcome to the node's breaker, the decision record and the SLO windows.
 
@@ -85,7 +90,11 @@ class Outcomes:
         (Records from before decisions named their caller have no owner and take anyone's.)
         A gateway that retried down the fallbacks names the node that served
         (`served_node`); the outcome is that node's. `ttft_target_ms` is a caller's own TTFT
-        target, held on top of the SLO's (the gateway's `x-slo-ttft-ms`, docs/gateway.md)."""
+        target, held on top of the SLO's (the gateway's `x-slo-ttft-ms`, docs/gateway.md).
+        A split decision's outcome is its decode node's; its prefill node's breaker hears
+        `prefill_ok` when the caller saw the prefill phase on its own (the router runs the two
+        phases itself, docs/router.md), nothing otherwise (behind llm-d's sidecar a failed
+        prefill is not told apart from a failed decode)."""
         entry = self._recent.get(decision_id)
         recent = (
             RecentDecision(*entry)
@@ -113,6 +122,8 @@ class Outcomes:
         if ttft_target_ms is not None and (ttft_ms is None or ttft_ms > ttft_target_ms):
             slo_met = False
         self._breakers.record(recent.node, ok)
+        if recent.prefill_node is not None and prefill_ok is not None:
+            self._breakers.record(recent.prefill_node, prefill_ok)
         OUTCOMES.labels(ok="true" if ok else "false").inc()
         at = utcnow()
         self._recorder.outcome(
@@ -131,9 +142,12 @@ class Outcomes:
                     recent=recent, ttft_ms=ttft_ms, e2e_ms=e2e_ms, ok=ok, at=at
                 )
             )
-        return {
+        answer: dict[str, Any] = {
             "decision_id": decision_id,
             "node": recent.node,
             "slo_met": slo_met,
             "breaker": self._breakers.state(recent.node),
         }
+        if recent.prefill_node is not None:
+            answer["prefill_node"] = recent.prefill_node
+        return answer

@@ -36,7 +36,8 @@ from console.placement.rollout import rollout_store
 from console.placement.selectors import engine_snapshot
 from console.placement.services import breaker_move_record, event_publish
 from optimizer.decide.filters.breakers import OPEN, BreakerBoard, BreakerConfig
-from optimizer.decide.registry import is_learned, load_policy
+from optimizer.decide.framework import Splitter
+from optimizer.decide.registry import get_splitter, is_learned, load_policy
 from optimizer.decide.scorers.base import Policy
 from optimizer.decide.scorers.learned import scorer_digest
 from optimizer.decide.state.snapshot import PolicyRef, Snapshot
@@ -68,6 +69,7 @@ class Runtime:
             scorer_budget_s=settings.LOCUS_SCORER_BUDGET_MS / 1000.0,
             on_fallback=_count_fallback,
             learned_explain_every=settings.LOCUS_LEARNED_EXPLAIN_EVERY,
+            splitter=_splitter(),
         )
         self.shared_view: SharedView | None = None
         if settings.LOCUS_SHARED_VIEW_URL:
@@ -196,6 +198,7 @@ class Runtime:
         caller: str = "",
         served_node: str | None = None,
         ttft_target_ms: float | None = None,
+        prefill_ok: bool | None = None,
     ) -> dict[str, Any]:
         """An outcome report for one of this process's decisions (`Outcomes.record`)."""
         self.ensure_started()
@@ -207,6 +210,7 @@ class Runtime:
             caller=caller,
             served_node=served_node,
             ttft_target_ms=ttft_target_ms,
+            prefill_ok=prefill_ok,
         )
 
     # -- policies and breakers -------------------------------------------------------------
@@ -276,6 +280,14 @@ def _count_fallback(reason: str) -> None:
     """`locus_fallbacks_total{reason}`: the guard's fallbacks, counted on the console side so
     `optimizer.decide` stays free of Prometheus."""
     FALLBACKS.labels(reason=reason).inc()
+
+
+def _splitter() -> Splitter | None:
+    """The split stage LOCUS_SPLIT_STAGE names (none when empty)."""
+    name = settings.LOCUS_SPLIT_STAGE
+    if not name:
+        return None
+    return get_splitter(name, threshold_tokens=settings.LOCUS_SPLIT_THRESHOLD_TOKENS)
 
 
 def _breaker_config() -> BreakerConfig:

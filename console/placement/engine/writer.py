@@ -52,6 +52,7 @@ RECORD_COLUMNS = (
     "node",
     "node_site",
     "fallbacks",
+    "prefill_node",
     "policy_name",
     "policy_version",
     "arm",
@@ -105,9 +106,9 @@ def _insert_postgresql(records: list[dict[str, Any]]) -> None:
         )
 
 
-# Rows per multi-row INSERT on SQLite: 45 x 22 parameters stays under the 999 that old SQLite
+# Rows per multi-row INSERT on SQLite: 43 x 23 parameters stays under the 999 that old SQLite
 # builds allow.
-SQLITE_ROWS_PER_STATEMENT = 45
+SQLITE_ROWS_PER_STATEMENT = 43
 
 
 def _insert_sqlite(records: list[dict[str, Any]]) -> None:
@@ -137,7 +138,7 @@ OUTCOME_COLUMNS = ("ttft_ms", "e2e_ms", "ok", "slo_met", "outcome_at")
 
 def _update_outcomes(outcomes: list[dict[str, Any]]) -> None:
     """Batched instead of an ORM update per outcome: one executemany on PostgreSQL (psycopg
-    pipelines it); on SQLite an UPDATE ... FROM (VALUES ...) per 45 outcomes, for the GIL
+    pipelines it); on SQLite an UPDATE ... FROM (VALUES ...) per 43 outcomes, for the GIL
     reason given in `_insert_sqlite` (UPDATE FROM needs SQLite 3.33; older builds fall back to
     executemany)."""
     adapt = connection.ops.adapt_datetimefield_value

@@ -1633,6 +1633,8 @@ export interface components {
             node: string;
             node_site: string;
             fallbacks?: unknown;
+            /** @description The prefill node of a split decision (`node` decodes); empty when unsplit. */
+            prefill_node?: string;
             policy_name: string;
             policy_version: string;
             arm?: string;
@@ -1954,6 +1956,8 @@ export interface components {
         OutcomeAnswer: {
             decision_id: string;
             node: string;
+            /** @description Split decisions only: the node that prefilled. */
+            prefill_node?: string;
             slo_met: boolean;
             breaker: string;
         };
@@ -1974,6 +1978,11 @@ export interface components {
              * @default null
              */
             e2e_ms?: number | null;
+            /**
+             * Prefill Ok
+             * @default null
+             */
+            prefill_ok?: boolean | null;
         };
         PaginatedAcceleratorList: {
             /** @example 123 */
@@ -2317,6 +2326,14 @@ export interface components {
             node: string;
             site: string;
             fallbacks: string[];
+            /** @description Split decisions only: the node that prefills; `node` then decodes. */
+            prefill_node?: string;
+            /** @description The prefill node's site. */
+            prefill_site?: string;
+            /** @description The prefill node's `ip:port` (null when the inventory has no address). */
+            prefill_address?: string | null;
+            /** @description When any fallback pair is split: the prefill node for each fallback, in order (null: that fallback runs both phases). */
+            prefill_fallbacks?: (string | null)[];
             policy: components["schemas"]["PolicyName"];
             arm: components["schemas"]["ArmEnum"];
             /** @description Set when the fallback heuristic decided. */
@@ -2608,6 +2625,8 @@ export interface components {
             };
             /** @description For a learned policy: what its trust region did. */
             guard?: components["schemas"]["GuardNote"];
+            /** @description Split decisions only (receipts from version 3): why a prefill node and a decode node, the KV transfer priced in. */
+            split?: components["schemas"]["ReceiptSplit"];
             /** @description The open SLA breach naming the picked node when it was picked (the most severe), or null. Read from the breaches when the record is read, not stored. */
             picked_in_breach?: components["schemas"]["PickedInBreach"] | null;
             /** @description Why a trained scorer preferred the pick over the runner-up: kept for one learned decision in LOCUS_LEARNED_EXPLAIN_EVERY and those asked to explain. */
@@ -2647,6 +2666,28 @@ export interface components {
             kv_used: number;
             /** @description Queue depth the engine saw. */
             queue: number;
+        };
+        ReceiptSplit: {
+            /** @description The node that prefilled; the pick decoded. */
+            prefill_node: string;
+            prefill_site: string;
+            /** @description The prompt's KV moved to the decode node. */
+            kv_bytes: number;
+            /**
+             * Format: double
+             * @description Estimated KV transfer: the link's RTT plus the bytes at its bandwidth.
+             */
+            transfer_ms: number;
+            /**
+             * Format: double
+             * @description Estimated TTFT of the pair.
+             */
+            estimated_ttft_split_ms: number;
+            /**
+             * Format: double
+             * @description Estimated TTFT of the one-node answer it replaced (null: none could answer).
+             */
+            estimated_ttft_mixed_ms: number | null;
         };
         Rejected: {
             node: string;

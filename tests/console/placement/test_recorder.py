@@ -34,6 +34,7 @@ def _row(decision_id: str, **extra: Any) -> dict[str, Any]:
         "node": "muc-l4-1",
         "node_site": "muc-edge",
         "fallbacks": ["fra-h100-1", "use-h100-1"],
+        "prefill_node": "",
         "prefix_hashes": [11, 12, 13],
         "policy_name": "weighted-score",
         "policy_version": "builtin",
@@ -55,6 +56,12 @@ def test_records_round_trip_through_the_orm() -> None:
     for column in RECORD_COLUMNS:
         assert getattr(stored, column) == row[column], column
     assert stored.ok is None and stored.outcome_at is None
+
+
+def test_a_split_decision_keeps_its_prefill_node() -> None:
+    row = _row("b" * 32, prefill_node="fra-h100-1")
+    write_to_database([row], [])
+    assert DecisionRecord.objects.get(pk=row["id"]).prefill_node == "fra-h100-1"
 
 
 def test_a_retried_batch_skips_what_was_written_and_applies_outcomes() -> None:

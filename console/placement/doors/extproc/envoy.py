@@ -71,11 +71,11 @@ def _header(key: str, value: str) -> base_pb2.HeaderValueOption:
 
 
 def routing_headers_response(
-    endpoints: str, extra_headers: dict[str, str]
+    endpoints: str, extra_headers: dict[str, str], remove: tuple[str, ...] = ()
 ) -> ep.ProcessingResponse:
     """The request-headers answer: the endpoints in the header and in `envoy.lb` dynamic
     metadata (the same value, as proposal 004 requires), and the route cache cleared so
-    Envoy routes on the new header."""
+    Envoy routes on the new header; the `remove` headers taken off the request."""
     metadata = struct_pb2.Struct()
     metadata.fields[LB_NAMESPACE].struct_value.fields[DESTINATION_HEADER].string_value = endpoints
     headers = [_header(DESTINATION_HEADER, endpoints)]
@@ -83,7 +83,8 @@ def routing_headers_response(
     return ep.ProcessingResponse(
         request_headers=ep.HeadersResponse(
             response=ep.CommonResponse(
-                clear_route_cache=True, header_mutation=ep.HeaderMutation(set_headers=headers)
+                clear_route_cache=True,
+                header_mutation=ep.HeaderMutation(set_headers=headers, remove_headers=remove),
             )
         ),
         dynamic_metadata=metadata,

@@ -27,7 +27,7 @@ from django.conf import settings
 from envoy.service.ext_proc.v3 import external_processor_pb2 as ep
 
 from console.placement.doors.endpoints import endpoint_map, within_subset
-from console.placement.doors.extproc import envoy
+from console.placement.doors.extproc import envoy, headers
 from console.placement.doors.extproc.metrics import PICKER_SECONDS
 from console.placement.doors.openai import PATHS, BadBody, parse_openai
 from console.placement.engine.inputs import DecisionInput, UnknownName
@@ -35,15 +35,10 @@ from console.placement.engine.runtime import Runtime, runtime
 
 logger = logging.getLogger(__name__)
 
-# Request headers the picker reads (docs/gateway.md, "Headers").
-SOURCE_HEADER = "x-locus-source"
-OBJECTIVE_HEADER = "x-gateway-inference-objective"
-REWRITE_HEADER = "x-gateway-model-name-rewrite"
-FAIRNESS_HEADER = "x-gateway-inference-fairness-id"
-SESSION_HEADER = "x-session-token"
-TTFT_HEADER = "x-slo-ttft-ms"
-DECISION_HEADER = "x-locus-decision-id"
-_FIELD_HEADERS = {"source": SOURCE_HEADER, "slo": OBJECTIVE_HEADER, "model": "body.model"}
+# Request headers the picker reads (docs/gateway.md, "Headers"; headers.py).
+SOURCE_HEADER = headers.SOURCE
+SESSION_HEADER = headers.SESSION
+DECISION_HEADER = headers.DECISION
 
 
 class Refused(Exception):
@@ -147,7 +142,7 @@ class PickerStream:
         if encoding not in ("", "identity"):
             # Never inflate a client's body here (a compression bomb would be ours to hold).
             raise Refused(415, f"Send the body uncompressed, not {encoding!r}.")
-        ttft = self.headers.get(TTFT_HEADER)
+        ttft_header, ttft = headers.read(self.headers, headers.TTFT)
         if ttft is not None:
             try:
                 self.ttft_target_ms = float(ttft)
@@ -157,9 +152,10 @@ class PickerStream:
                 raise Refused(
                     400,
                     "Invalid request headers.",
-                    errors={TTFT_HEADER: ["A positive number of milliseconds."]},
+                    errors={ttft_header: ["A positive number of milliseconds."]},
                 )
-        for header in (SESSION_HEADER, FAIRNESS_HEADER):
+        fairness_header, _ = headers.read(self.headers, headers.FAIRNESS)
+        for header in (SESSION_HEADER, fairness_header):
             if len(self.headers.get(header, "")) > 200:
                 raise Refused(
                     400, "Invalid request headers.", errors={header: ["At most 200 characters."]}
@@ -183,10 +179,9 @@ class PickerStream:
         path = self.headers.get(":path", "").partition("?")[0]
         if path not in PATHS:  # a body before any request headers
             raise Refused(400, "The request headers must come before the body.")
+        _, rewrite = headers.read(self.headers, headers.REWRITE)
         try:
-            call = parse_openai(
-                path, b"".join(self.chunks), model_rewrite=self.headers.get(REWRITE_HEADER)
-            )
+            call = parse_openai(path, b"".join(self.chunks), model_rewrite=rewrite)
         except BadBody as exc:
             raise Refused(400, "The request body cannot be placed.", errors=exc.errors) from None
         by_address, by_node, routable = endpoint_map(snap.topology)
@@ -198,22 +193,25 @@ class PickerStream:
             raise Refused(
                 400, "No request source.", errors={SOURCE_HEADER: ["Name a request source."]}
             )
+        objective_header, objective = headers.read(self.headers, headers.OBJECTIVE)
+        _, fairness = headers.read(self.headers, headers.FAIRNESS)
         body = DecisionInput(
             model=call.model,
             prompt_tokens=call.prompt_tokens,
             max_output_tokens=call.max_output_tokens,
             source=source,
-            slo=self.headers.get(OBJECTIVE_HEADER) or None,
+            slo=objective or None,
             prefix_hashes=call.prefix_hashes,
             # A tenant without a session stays on one canary arm too (docs/gateway.md).
-            session_id=self.headers.get(SESSION_HEADER) or self.headers.get(FAIRNESS_HEADER),
+            session_id=self.headers.get(SESSION_HEADER) or fairness,
             among=among,
         )
         try:
             _shed_if_saturated(rt, body)
             decision = rt.decide(body)
         except UnknownName as exc:
-            field = _FIELD_HEADERS.get(exc.field, exc.field)
+            fields = {"source": SOURCE_HEADER, "slo": objective_header, "model": "body.model"}
+            field = fields.get(exc.field, exc.field)
             errors = {field: [str(exc)]}
             raise Refused(400, "The request cannot be placed.", errors=errors) from None
         if decision.node is None:
@@ -226,13 +224,23 @@ class PickerStream:
         self.nodes = [decision.node, *decision.fallbacks][:limit]
         self.endpoints = [by_node[n] for n in self.nodes]
         extra = {DECISION_HEADER: decision.decision_id}
+        # A split decision names its prefill node to llm-d's routing sidecar on the decode
+        # node, which prefills there and then decodes (headers.PREFILLER); an unsplit one
+        # drops a client's own, so the sidecar runs both phases where Envoy sends it.
+        remove: tuple[str, ...] = (headers.PREFILLER,)
+        if decision.prefill_node is not None:
+            address = by_node.get(decision.prefill_node)
+            if address is None:  # the engine only splits onto routable nodes (among)
+                raise Refused(503, "The prefill node has no address.")
+            extra[headers.PREFILLER] = address
+            remove = ()
         if call.rewritten:
             # Envoy's ext_proc docs: a body mutated in streamed mode needs its length fixed.
             extra["content-length"] = str(len(call.body))
         chunks = envoy.rechunk(call.body) if call.rewritten else self.chunks
         self.chunks = []
         return [
-            envoy.routing_headers_response(",".join(self.endpoints), extra),
+            envoy.routing_headers_response(",".join(self.endpoints), extra, remove),
             *envoy.body_responses(chunks, request=True, end_of_stream=end_of_stream),
         ]
 

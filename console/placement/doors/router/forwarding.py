@@ -45,6 +45,17 @@ def response_headers(upstream: Mapping[str, str]) -> CIMultiDict[str]:
     return CIMultiDict((k, v) for k, v in upstream.items() if k.lower() not in _HOP)
 
 
+def node_headers(client_headers: Mapping[str, str], source: str) -> dict[str, str]:
+    """The headers of a request to a node: the client's that make sense there, the source
+    and the nodes' API key."""
+    headers = {k: v for k in _PASSED if (v := client_headers.get(k)) is not None}
+    # The emulated nodes add the network distance from this source (docs/emulator.md).
+    headers[SOURCE_HEADER] = source
+    if settings.LOCUS_ROUTER_UPSTREAM_API_KEY:
+        headers["Authorization"] = f"Bearer {settings.LOCUS_ROUTER_UPSTREAM_API_KEY}"
+    return headers
+
+
 @dataclass
 class Attempt:
     """One node tried: its name, and what went wrong (empty when it answered)."""
@@ -100,11 +111,7 @@ class Upstream:
     ) -> tuple[Forwarded | None, list[Attempt]]:
         """POST `body` to each `(node, address)` in turn until one answers below 500 (or the
         last one answers at all); None and the attempts when none could be reached."""
-        headers = {k: v for k in _PASSED if (v := client_headers.get(k)) is not None}
-        # The emulated nodes add the network distance from this source (docs/emulator.md).
-        headers[SOURCE_HEADER] = source
-        if settings.LOCUS_ROUTER_UPSTREAM_API_KEY:
-            headers["Authorization"] = f"Bearer {settings.LOCUS_ROUTER_UPSTREAM_API_KEY}"
+        headers = node_headers(client_headers, source)
         attempts: list[Attempt] = []
         for index, (node, address) in enumerate(nodes):
             last = index == len(nodes) - 1

@@ -18,10 +18,16 @@ from console.placement.doors.endpoints import endpoint_map
 from console.placement.doors.router.auth import caller_of
 from console.placement.doors.router.calls import Call, read_call
 from console.placement.doors.router.errors import RouterError
-from console.placement.doors.router.forwarding import Forwarded, Upstream, response_headers
+from console.placement.doors.router.forwarding import (
+    Forwarded,
+    Upstream,
+    node_headers,
+    response_headers,
+)
 from console.placement.doors.router.limits import read_body, shed_if_saturated
 from console.placement.doors.router.metrics import ROUTER_DISCONNECTS, ROUTER_SECONDS
 from console.placement.doors.router.outcome import CallTimes, record
+from console.placement.doors.router.phases import run_prefill
 from console.placement.doors.router.streaming import SseRelay, usage_of
 from console.placement.engine.inputs import UnknownName
 from console.placement.engine.runtime import Decision, runtime
@@ -51,9 +57,21 @@ class CompletionHandler:
         recorded = True
         forwarded: Forwarded | None = None
         try:
-            assert call.decision.source is not None
+            source = call.decision.source
+            assert source is not None
+            body = call.body
+            if decision.prefill_node is not None and decision.prefill_address is not None:
+                # Split: prefill there first, then the decode nodes get the KV's whereabouts.
+                prefilled = await run_prefill(
+                    self.upstream.session(),
+                    request.path,
+                    body,
+                    decision.prefill_address,
+                    node_headers(request.headers, source),
+                )
+                body, times.prefill_ok = prefilled.body, prefilled.ok
             forwarded, times.attempts = await self.upstream.forward(
-                request.path, call.body, nodes, request.headers, call.decision.source
+                request.path, body, nodes, request.headers, source
             )
             if forwarded is None:
                 tried = {a.node: a.error for a in times.attempts}

@@ -40,6 +40,8 @@ class CallTimes:
     first_token: float | None = None
     ended: float | None = None
     usage: dict[str, Any] | None = None
+    # A split decision's prefill phase, run by the router (phases.py): None when unsplit.
+    prefill_ok: bool | None = None
 
 
 def record(times: CallTimes) -> dict[str, Any] | None:
@@ -75,6 +77,7 @@ def record(times: CallTimes) -> dict[str, Any] | None:
             e2e_ms=e2e_ms,
             caller=times.caller,
             served_node=served,
+            prefill_ok=times.prefill_ok,
         )
     except Exception:
         logger.warning("outcome of %s not recorded", times.decision_id, exc_info=True)
