@@ -185,8 +185,12 @@ class Engine:
                 degraded=scorer.degraded,
                 session_id=body.session_id,
                 caller=body.caller,
-                guard=guard_note(self._load_policy(scorer.used, snap)),
             )
+            # Only a trained scorer has a trust region to report and a pick to attribute.
+            learned: Policy | None = None
+            if scorer.learned and not scorer.degraded:
+                learned = self._load_policy(scorer.used, snap)
+                decision.guard = guard_note(learned)
             if any(p.prefill is not None for p in pairs):
                 add_split(decision, pairs, names, snap)
             if scores is not None:
@@ -197,11 +201,10 @@ class Engine:
                 )
                 if body.explain:
                     decision.candidates = explain(candidates, scores, snap, self._live, now)
-                if scorer.learned and not scorer.degraded:
+                if learned is not None:
                     decision.learned = self.learned_why.attribution(
-                        self._load_policy(scorer.used, snap), candidates, scores, order,
-                        asked=body.explain,
-                    )  # fmt: skip
+                        learned, candidates, scores, order, asked=body.explain
+                    )
         decision.latency_us = (time.perf_counter() - start) * 1e6
         return decision
 
