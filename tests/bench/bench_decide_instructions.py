@@ -1,13 +1,15 @@
 """Instructions per decision, counted by callgrind: a speed figure the machine's other load does
 not move, for comparing two versions of the decision path on a shared machine.
 
-    .venv/bin/python tests/bench/bench_decide_instructions.py [--base REV] [--count 2000]
+    .venv/bin/python tests/bench/bench_decide_instructions.py [--base REV] [--count 20000]
         [--cases least-loaded:64,weighted-score:64,prefix-aware:64,weighted-score:1000]
 
 For each case (policy : fleet size) it runs `bench-decide`'s own decision closure
 (`optimizer.bench_decide._kernel` on `_fleet_of(fleet-demo, N)` and `_state`) under
 `valgrind --tool=callgrind`, once with COUNT decisions and once with none; instructions per
-decision = (Ir(COUNT) - Ir(0)) / COUNT, so imports and setup cancel out. With `--base REV`
+decision = (Ir(COUNT) - Ir(0)) / COUNT, so imports and setup cancel out. They cancel only up
+to a few million instructions (address layout, threads), which is why COUNT is large: at 20,000
+decisions that noise is a few hundred instructions per decision. With `--base REV`
 the same runs go on a `git archive` of REV beside this checkout, and a change column is
 printed: the issue #25 goal "speed unchanged (±5%)" read without timing noise. Valgrind counts
 instructions, not cycles (cache misses are not in it); `bench-decide` gives wall and CPU time.
@@ -24,6 +26,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from io import BytesIO
 from pathlib import Path
 
@@ -67,7 +70,8 @@ def instructions(tree: Path, policy: str, nodes: int, count: int) -> int:
                 str(fleet),
             ],
             cwd=tree,
-            env={**os.environ, "PYTHONPATH": str(tree)},
+            # A fixed hash seed: string hashing then probes dicts the same way in every run.
+            env={**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(tree)},
             capture_output=True,
             text=True,
             check=True,
@@ -78,9 +82,13 @@ def instructions(tree: Path, policy: str, nodes: int, count: int) -> int:
     return int(found.group(1))
 
 
-def per_decision(tree: Path, policy: str, nodes: int, count: int) -> float:
-    """Instructions per decision: the difference between `count` decisions and none."""
-    return (instructions(tree, policy, nodes, count) - instructions(tree, policy, nodes, 0)) / count
+def per_decision(trees: list[Path], policy: str, nodes: int, count: int, jobs: int) -> list[float]:
+    """Instructions per decision on each tree: the difference between `count` decisions and
+    none, the valgrind runs `jobs` at a time."""
+    runs = [(tree, n) for tree in trees for n in (count, 0)]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        totals = list(pool.map(lambda run: instructions(run[0], policy, nodes, run[1]), runs))
+    return [(totals[2 * i] - totals[2 * i + 1]) / count for i in range(len(trees))]
 
 
 def archive(rev: str, into: Path) -> Path:
@@ -96,8 +104,9 @@ def archive(rev: str, into: Path) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", help="a git revision to compare with (default: none)")
-    parser.add_argument("--count", type=int, default=2000, help="decisions per run")
+    parser.add_argument("--count", type=int, default=20000, help="decisions per run")
     parser.add_argument("--cases", default=CASES, help="POLICY:NODES, comma-separated")
+    parser.add_argument("--jobs", type=int, default=2, help="valgrind runs at a time")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         parser.error("valgrind is not installed (Debian's package valgrind)")
@@ -112,12 +121,12 @@ def main() -> None:
         head = "| policy | nodes | instructions/decision |"
         print(head + (f" at {args.base} | change |" if base else ""))
         print("|---|---|---|" + ("---|---|" if base else ""))
+        trees = [REPO] if base is None else [REPO, base]
         for policy, nodes in cases:
-            now = per_decision(REPO, policy, nodes, args.count)
+            now, *then = per_decision(trees, policy, nodes, args.count, max(1, args.jobs))
             row = f"| {policy} | {nodes} | {now:,.0f} |"
-            if base is not None:
-                then = per_decision(base, policy, nodes, args.count)
-                row += f" {then:,.0f} | {100 * (now - then) / then:+.1f}% |"
+            if then:
+                row += f" {then[0]:,.0f} | {100 * (now - then[0]) / then[0]:+.1f}% |"
             print(row, flush=True)
 
 
