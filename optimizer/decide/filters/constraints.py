@@ -24,9 +24,9 @@ class ConstraintsFilter:
         model = fleet.model_index[request.model]
         split = fleet.split(model, request.source_site, request.residency)
         need = (request.prompt_tokens + request.max_output_tokens) * fleet.kv_per_token[model]
-        room = split.capacity >= need
         trip.split = split
-        if room.all():
-            trip.index, trip.no_room = split.index, split.index[:0]
+        if need <= split.min_capacity:  # room on every survivor: `no_room` stays empty
+            trip.index = split.index
         else:
+            room = split.capacity >= need
             trip.index, trip.no_room = split.index[room], split.index[~room]

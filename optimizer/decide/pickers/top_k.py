@@ -18,10 +18,10 @@ def top_k(scores: np.ndarray, k: int) -> list[int]:
         return [int(np.argmax(scores))]
     n = len(scores)
     if n <= 256:  # a stable sort of a few hundred costs less than the partition below
-        return list(np.argsort(-scores, kind="stable")[:k].tolist())
+        return np.argsort(-scores, kind="stable")[:k].tolist()
     threshold = np.partition(scores, n - k)[n - k]  # the k-th highest score
     head = np.flatnonzero(scores >= threshold)  # every tie of it included, in order
-    return list(head[np.argsort(-scores[head], kind="stable")[:k]].tolist())
+    return head[np.argsort(-scores[head], kind="stable")[:k]].tolist()
 
 
 class TopKPicker:
