@@ -19,13 +19,16 @@ import contextlib
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import aiohttp
 
 from console.demo.traffic import DemoTraffic, TrafficStats
 from optimizer.emulator import FleetServer
 
-# How often the fleet logs what its clients got back.
+# How often the fleet looks at what its clients got back. It reports only trouble: a line a
+# minute in a healthy run would push the sign-in line, which `make run` prints last (issue
+# 28), off the top of the terminal.
 REPORT_EVERY_S = 60.0
 
 
@@ -64,12 +67,15 @@ async def run_fleet(
     try:
         sending = asyncio.create_task(_send_after_router(traffic, router_wait_s))
         stopping = asyncio.create_task(stop.wait())
+        seen = _Seen.of(traffic.stats)
         while not sending.done() and not stop.is_set():
             await asyncio.wait(
                 {sending, stopping}, timeout=REPORT_EVERY_S, return_when=asyncio.FIRST_COMPLETED
             )
-            if not sending.done() and not stop.is_set():
+            now = _Seen.of(traffic.stats)
+            if not sending.done() and not stop.is_set() and now.troubled_since(seen):
                 report(traffic.stats)
+            seen = now
         stopping.cancel()
         if not sending.done():
             sending.cancel()
@@ -80,6 +86,25 @@ async def run_fleet(
         await server.stop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """The clients' counts at one report time."""
+
+    sent: int
+    answered: int
+    refused: int
+
+    @classmethod
+    def of(cls, stats: TrafficStats) -> _Seen:
+        return cls(stats.sent, stats.answered, sum(stats.refused.values()))
+
+    def troubled_since(self, before: _Seen) -> bool:
+        """Calls answered other than 2xx (or not at all), or calls sent and none answered,
+        since `before`."""
+        stalled = self.sent > before.sent and self.answered == before.answered
+        return self.refused > before.refused or stalled
 
 
 async def _send_after_router(traffic: DemoTraffic, router_wait_s: float) -> None:

@@ -19,6 +19,7 @@ from django.core.management import call_command
 
 from console.access.keyring import digest_of, keyring
 from console.access.models import ApiKey
+from console.demo import fleet
 from console.inventory.models import Node
 from console.inventory.selectors import inventory_topology
 from console.inventory.services import topology_import
@@ -75,8 +76,8 @@ def router(inventory: Runtime) -> Iterator[RouterServer]:
     server.stop()
 
 
-def _trace(tmp_path: Path) -> Path:
-    """CALLS arrivals 50 ms apart, pairs sharing their first block."""
+def _trace(tmp_path: Path, calls: int = CALLS) -> Path:
+    """`calls` arrivals 50 ms apart, pairs sharing their first block."""
     lines = [
         {
             "timestamp": 50 * i,
@@ -84,7 +85,7 @@ def _trace(tmp_path: Path) -> Path:
             "output_length": 3,
             "hash_ids": [i // 2, 100 + i],
         }
-        for i in range(CALLS)
+        for i in range(calls)
     ]
     path = tmp_path / "trace.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
@@ -120,6 +121,64 @@ def test_the_demo_traffic_goes_through_the_router_as_the_demo_key(
         assert record.ttft_ms is not None and record.e2e_ms is not None
         assert 0 < record.ttft_ms <= record.e2e_ms
         assert record.prompt_tokens >= 700  # the prompt's text, as the router counted it
+
+
+def _demo_fleet(router: RouterServer, trace: Path) -> None:
+    call_command(
+        "demo_fleet", "--trace", str(trace), "--hours", "0.0001", "--truth", "",
+        "--router-url", router.url,
+    )  # fmt: skip
+
+
+def test_a_healthy_fleet_prints_nothing_after_its_start_so_the_sign_in_line_stays_last(
+    router: RouterServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 28: after 15 minutes of `make run` the sign-in line had 15 "demo clients" lines
+    under it. Checked every 0.3 s over a 1.5 s trace, all answered: no line until the stop."""
+    monkeypatch.setattr(fleet, "REPORT_EVERY_S", 0.3)
+    _demo_fleet(router, _trace(tmp_path, calls=30))
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "demo fleet stopped: 30 sent, 30 answered, other answers: none", out
+    assert not [line for line in out if line.startswith("demo clients")], out
+
+
+@pytest.mark.django_db(transaction=True)  # the router's thread looks the unknown key up
+def test_calls_refused_are_reported_while_the_fleet_runs(
+    router: RouterServer,
+    settings: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A key the router does not know: no call is answered 2xx (401, or 503 once the key
+    ring's misses per second are spent), and that is said as it runs."""
+    monkeypatch.setattr(fleet, "REPORT_EVERY_S", 0.3)
+    (settings.VAR_DIR / "demo" / "service-key").write_text("not-a-key\n")
+    _demo_fleet(router, _trace(tmp_path, calls=30))
+    out = capsys.readouterr().out.splitlines()
+    reports = [line for line in out if line.startswith("demo clients")]
+    assert reports, out
+    assert not [line for line in reports if line.endswith("other answers: none")], reports
+    assert out[-1].startswith("demo fleet stopped: 30 sent, 0 answered, other answers: 401:"), out
+
+
+@pytest.mark.parametrize(
+    ("before", "now", "troubled"),
+    [
+        ((10, 10, 0), (20, 20, 0), False),  # all answered
+        ((10, 10, 0), (10, 10, 0), False),  # idle between arrivals
+        ((10, 10, 0), (20, 10, 0), True),  # sent, none answered
+        ((10, 10, 0), (20, 19, 1), True),  # one refused
+        ((10, 9, 1), (20, 19, 1), False),  # an old refusal is not reported again
+    ],
+)
+def test_trouble_is_a_refusal_or_a_stall_since_the_last_look(
+    before: tuple[int, int, int], now: tuple[int, int, int], troubled: bool
+) -> None:
+    assert fleet._Seen(*now).troubled_since(fleet._Seen(*before)) is troubled
 
 
 def test_the_console_scrapes_the_emulated_nodes_metrics(
