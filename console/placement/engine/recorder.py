@@ -13,6 +13,12 @@ dropped, and every other row is written (docs/hardening.md). `stalled_s` tells /
 records wait and nothing has been written for a while. `stop` drains the queue before it
 returns (the ASGI lifespan's shutdown calls it, console/lifespan.py).
 
+With a `journal` (console/placement/engine/journal.py) each item is also appended to this
+process's journal segment before `record`/`outcome` return, under the lock that `flush` takes
+to seal the segment and take the queue; once what was taken is committed, the sealed segments
+are deleted. Segments left by a dead process are adopted at start and every
+`adopt_interval_s`.
+
 The live stream gets a bounded view of the decisions: every `summary_interval_s` one
 `decision.summary` event with counts per node and policy, plus at most
 `sampled_per_interval` individual `decision` events (docs/contracts.md §4 streams; the dashboard
@@ -34,6 +40,7 @@ import psycopg
 from django.db import InterfaceError, OperationalError
 
 from console.dbutil import release_connections
+from console.placement.engine.journal import Journal
 from console.placement.metrics import (
     RECORDER_BACKLOG,
     RECORDER_OLDEST_SECONDS,
@@ -74,6 +81,8 @@ class Recorder:
     max_buffer: int = 200_000
     summary_interval_s: float = 1.0
     sampled_per_interval: int = 20
+    journal: Journal | None = None
+    adopt_interval_s: float = 10.0
     stats: RecorderStats = field(default_factory=RecorderStats)
 
     def __post_init__(self) -> None:
@@ -90,11 +99,22 @@ class Recorder:
         self._later: deque[Callable[[], None]] = deque(maxlen=10_000)
         self.tick_hooks: list[Callable[[], None]] = []
         self._last_progress = time.monotonic()
+        # Held by `record`/`outcome` around journal append + queue append, and by `flush`
+        # around sealing the segment + taking the queue: a sealed segment's items are then
+        # all in the batch taken (or written before), never still on their way to the queue.
+        self._queue_lock = threading.Lock()
+        self._dropped_journaled = False  # items dropped from memory that only the journal has
+        self._adopted_at = 0.0
 
     # -- called on the request path: O(1), no I/O ------------------------------------------
     def record(self, row: dict[str, Any], event: Callable[[], dict[str, Any]]) -> None:
         """Queue a record; `event` builds its stream event, called only when sampled."""
-        self._records.append(row)
+        if self.journal is None:
+            self._records.append(row)
+        else:
+            with self._queue_lock:
+                self.journal.append("r", row)
+                self._records.append(row)
         self._by_node[row["node"]] += 1
         self._by_policy[f"{row['policy_name']}@{row['policy_version']}"] += 1
         if self._sampled < self.sampled_per_interval:
@@ -105,7 +125,12 @@ class Recorder:
             self._wake.set()
 
     def outcome(self, update: dict[str, Any]) -> None:
-        self._outcomes.append(update)
+        if self.journal is None:
+            self._outcomes.append(update)
+        else:
+            with self._queue_lock:
+                self.journal.append("o", update)
+                self._outcomes.append(update)
         self._bound(self._outcomes)
 
     def later(self, work: Callable[[], None]) -> None:
@@ -116,6 +141,7 @@ class Recorder:
     def _bound(self, queue: deque[dict[str, Any]]) -> None:
         while len(queue) > self.max_buffer:
             queue.popleft()
+            self._dropped_journaled = self.journal is not None
             self.stats.dropped += 1
             RECORDS_DROPPED.inc()
 
@@ -123,6 +149,7 @@ class Recorder:
     def start(self) -> None:
         if self._thread is None or not self._thread.is_alive():
             self._stop = False
+            self.adopt()  # before serving: what a crashed predecessor left
             self._thread = threading.Thread(target=self._run, name="locus-recorder", daemon=True)
             self._thread.start()
 
@@ -132,6 +159,10 @@ class Recorder:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self.journal is not None:
+            # Deleted only when all is written; otherwise left for the next start to adopt.
+            writing = self._thread is not None and self._thread.is_alive()
+            self.journal.close(delete=not writing and not self.backlog())
 
     def _run(self) -> None:
         backoff = self.flush_interval_s
@@ -139,6 +170,8 @@ class Recorder:
             self._wake.wait(backoff)
             self._wake.clear()
             try:
+                if time.monotonic() - self._adopted_at >= self.adopt_interval_s:
+                    self.adopt()
                 ok = self.flush()
             except Exception:  # the writer thread must outlive any single failure
                 logger.exception("decision recorder flush failed")
@@ -153,21 +186,34 @@ class Recorder:
     def flush(self) -> bool:
         """Write what is buffered and publish due events; False if the database failed."""
         self._publish_due()
-        records = [
-            self._records.popleft() for _ in range(min(len(self._records), self.batch_size * 10))
-        ]
-        outcomes = [self._outcomes.popleft() for _ in range(len(self._outcomes))]
+        with self._queue_lock:
+            records = [
+                self._records.popleft()
+                for _ in range(min(len(self._records), self.batch_size * 10))
+            ]
+            outcomes = [self._outcomes.popleft() for _ in range(len(self._outcomes))]
+            sealed, dropped = 0, False
+            if self.journal is not None and not self._records:
+                # Everything journaled so far is in this batch or already written.
+                sealed, dropped = self.journal.rotate(), self._dropped_journaled
+                self._dropped_journaled = False
         if records or outcomes:
             try:
                 self.write_batch(records, outcomes)
             except Exception as exc:
                 if isinstance(exc, CONNECTION_ERRORS):
+                    self._dropped_journaled |= dropped
                     return self._failed(exc, records, outcomes)
                 if not self._write_isolating(records, outcomes):
+                    self._dropped_journaled |= dropped
                     return False
             else:
                 self.stats.written += len(records)
                 self.stats.outcomes += len(outcomes)
+        if sealed and self.journal is not None:
+            # Written: the sealed segments go, unless items dropped from memory are only
+            # there, and then they are left for `adopt` to read back.
+            self.journal.release(sealed, keep=dropped)
         self._last_progress = time.monotonic()
         self._gauges()
         self._run_side_work()
@@ -235,6 +281,24 @@ class Recorder:
             item.get("id"),
             exc,
         )
+
+    def adopt(self) -> int:
+        """Queue the items of journal segments left by dead processes; how many."""
+        self._adopted_at = time.monotonic()
+        if self.journal is None:
+            return 0
+        return self.journal.adopt_orphans(self._take)
+
+    def _take(self, lines: list[bytes], records: list[Item], outcomes: list[Item]) -> bool:
+        """Queue an orphan segment's items whole (not bounded: dropping the oldest again
+        would drop the same ones on every pass); True while there is room for another."""
+        assert self.journal is not None
+        with self._queue_lock:
+            self.journal.write_lines(lines)
+            self._records.extend(records)
+            self._outcomes.extend(outcomes)
+        self._wake.set()
+        return self.backlog() < self.max_buffer
 
     def backlog(self) -> int:
         return len(self._records) + len(self._outcomes)
