@@ -19,10 +19,7 @@ to seal the segment and take the queue; once what was taken is committed, the se
 are deleted. Segments left by a dead process are adopted at start and every
 `adopt_interval_s`.
 
-The live stream gets a bounded view of the decisions: every `summary_interval_s` one
-`decision.summary` event with counts per node and policy, plus at most
-`sampled_per_interval` individual `decision` events (docs/contracts.md §4 streams; the dashboard
-says on screen that it shows a sample).
+The live stream gets a bounded view of the decisions (`LiveSample`, livesample.py).
 """
 
 from __future__ import annotations
@@ -31,7 +28,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +38,7 @@ from django.db import InterfaceError, OperationalError
 
 from console.dbutil import release_connections
 from console.placement.engine.journal import Journal
+from console.placement.engine.livesample import LiveSample
 from console.placement.metrics import (
     RECORDER_BACKLOG,
     RECORDER_OLDEST_SECONDS,
@@ -79,8 +77,7 @@ class Recorder:
     flush_interval_s: float = 0.2
     batch_size: int = 1000
     max_buffer: int = 200_000
-    summary_interval_s: float = 1.0
-    sampled_per_interval: int = 20
+    live: LiveSample = field(default_factory=LiveSample)
     journal: Journal | None = None
     adopt_interval_s: float = 10.0
     stats: RecorderStats = field(default_factory=RecorderStats)
@@ -91,11 +88,6 @@ class Recorder:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._stop = False
-        self._window_start = time.monotonic()
-        self._by_node: Counter[str] = Counter()
-        self._by_policy: Counter[str] = Counter()
-        self._sampled = 0
-        self._pending_events: deque[tuple[str, dict[str, Any]]] = deque(maxlen=1000)
         self._later: deque[Callable[[], None]] = deque(maxlen=10_000)
         self.tick_hooks: list[Callable[[], None]] = []
         self._last_progress = time.monotonic()
@@ -106,32 +98,26 @@ class Recorder:
         self._dropped_journaled = False  # items dropped from memory that only the journal has
         self._adopted_at = 0.0
 
-    # -- called on the request path: O(1), no I/O ------------------------------------------
+    # -- called on the request path: O(1); no I/O but the journal's one write(2) -----------
     def record(self, row: dict[str, Any], event: Callable[[], dict[str, Any]]) -> None:
         """Queue a record; `event` builds its stream event, called only when sampled."""
-        if self.journal is None:
-            self._records.append(row)
-        else:
-            with self._queue_lock:
-                self.journal.append("r", row)
-                self._records.append(row)
-        self._by_node[row["node"]] += 1
-        self._by_policy[f"{row['policy_name']}@{row['policy_version']}"] += 1
-        if self._sampled < self.sampled_per_interval:
-            self._sampled += 1
-            self._pending_events.append(("decision", event()))
+        self._queue("r", self._records, row)
+        self.live.note(row, event)
         self._bound(self._records)
         if len(self._records) >= self.batch_size:
             self._wake.set()
 
     def outcome(self, update: dict[str, Any]) -> None:
-        if self.journal is None:
-            self._outcomes.append(update)
-        else:
-            with self._queue_lock:
-                self.journal.append("o", update)
-                self._outcomes.append(update)
+        self._queue("o", self._outcomes, update)
         self._bound(self._outcomes)
+
+    def _queue(self, kind: str, queue: deque[Item], item: Item) -> None:
+        if self.journal is None:
+            queue.append(item)
+            return
+        with self._queue_lock:
+            self.journal.append(kind, item)  # on disk (the page cache) before we answer
+            queue.append(item)
 
     def later(self, work: Callable[[], None]) -> None:
         """Run `work` on the background thread (rare side effects: breaker audit, SLO
@@ -185,7 +171,7 @@ class Recorder:
 
     def flush(self) -> bool:
         """Write what is buffered and publish due events; False if the database failed."""
-        self._publish_due()
+        self.live.publish_due(self.publish)
         with self._queue_lock:
             records = [
                 self._records.popleft()
@@ -325,28 +311,3 @@ class Recorder:
             work()
         except Exception:
             logger.warning("background work failed", exc_info=True)
-
-    def _publish_due(self) -> None:
-        while self._pending_events:
-            event_type, data = self._pending_events.popleft()
-            self.publish(event_type, data)
-        now = time.monotonic()
-        elapsed = now - self._window_start
-        if elapsed < self.summary_interval_s:
-            return
-        total = sum(self._by_node.values())
-        if total:
-            self.publish(
-                "decision.summary",
-                {
-                    "window_s": round(elapsed, 3),
-                    "total": total,
-                    "by_node": dict(self._by_node),
-                    "by_policy": dict(self._by_policy),
-                    "sampled": self._sampled,
-                },
-            )
-        self._window_start = now
-        self._by_node = Counter()
-        self._by_policy = Counter()
-        self._sampled = 0
