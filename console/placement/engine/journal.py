@@ -57,13 +57,29 @@ class Journal:
 
     # -- the request path ------------------------------------------------------------------
     def append(self, kind: str, item: Item) -> None:
-        """Write one line ("r" for a record, "o" for an outcome)."""
-        line = orjson.dumps({kind: item}) + b"\n"
+        """Write one line ("r" for a record, "o" for an outcome); OSError if it failed."""
+        self._write(orjson.dumps({kind: item}) + b"\n")
+
+    def write_lines(self, lines: list[bytes]) -> None:
+        """Append whole lines read from another segment (`adopt_orphans`)."""
+        self._write(b"".join(lines))
+
+    def _write(self, data: bytes) -> None:
         with self._lock:
             if self._fd is None:
                 self._open()
             assert self._fd is not None
-            os.write(self._fd, line)  # one O_APPEND write: never interleaved with another
+            try:
+                # One O_APPEND write: never interleaved with another process's or thread's.
+                if os.write(self._fd, data) != len(data):
+                    raise OSError(f"short write to {self._path} (disk full?)")
+            except OSError:
+                # Sealed as it is (a torn line is skipped when read back): the next line
+                # starts a new segment instead of continuing the torn one.
+                assert self._path is not None
+                self._sealed.append((self._path, self._fd))
+                self._fd, self._path = None, None
+                raise
             self.appended += 1
 
     # -- the writer's side -----------------------------------------------------------------
@@ -91,14 +107,6 @@ class Journal:
     def close(self, *, delete: bool) -> None:
         """Seal and release everything (`delete` when the recorder wrote it all)."""
         self.release(self.rotate(), keep=not delete)
-
-    def write_lines(self, lines: list[bytes]) -> None:
-        """Append whole lines read from another segment (`adopt_orphans`)."""
-        with self._lock:
-            if self._fd is None:
-                self._open()
-            assert self._fd is not None
-            os.write(self._fd, b"".join(lines))
 
     def adopt_orphans(self, take: Callable[[list[bytes], list[Item], list[Item]], bool]) -> int:
         """Hand orphan segments' lines, records and outcomes to `take` (which must

@@ -3,13 +3,10 @@
 Requests only append to an in-memory queue. A background thread drains it every
 `flush_interval_s` (or sooner when `batch_size` items wait): one bulk INSERT for the new
 records, then the outcome updates, in one transaction. When the database is down the items
-stay buffered and are retried with backoff; past `max_buffer` the oldest are dropped and
-counted (`locus_decision_records_dropped_total`), so memory stays bounded.
-
-A row the database refuses (a value it cannot store) must never block the rows behind it: a
-batch that fails for any reason but a connection failure is split in halves until the refused
-rows stand alone; each is logged once, counted (`locus_decision_records_refused_total`) and
-dropped, and every other row is written (docs/hardening.md). `stalled_s` tells /readyz when
+stay buffered and are retried with backoff; past `max_buffer` the oldest are dropped from
+memory and counted (`locus_decision_records_dropped_total`), so memory stays bounded (with a
+journal they stay in it, and are read back once the database returns). A row the database
+refuses never blocks the rows behind it (refusals.py). `stalled_s` tells /readyz when
 records wait and nothing has been written for a while. `stop` drains the queue before it
 returns (the ASGI lifespan's shutdown calls it, console/lifespan.py).
 
@@ -25,7 +22,6 @@ The live stream gets a bounded view of the decisions (`LiveSample`, livesample.p
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
 from collections import deque
@@ -33,39 +29,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import psycopg
-from django.db import InterfaceError, OperationalError
-
 from console.dbutil import release_connections
+from console.outage import OutageLog
 from console.placement.engine.journal import Journal
 from console.placement.engine.livesample import LiveSample
+from console.placement.engine.refusals import CONNECTION_ERRORS, RecorderStats, write_in_halves
 from console.placement.metrics import (
     RECORDER_BACKLOG,
     RECORDER_OLDEST_SECONDS,
     RECORDS_DROPPED,
-    RECORDS_REFUSED,
 )
 
 logger = logging.getLogger(__name__)
-# Failures of the connection, not of a row: the whole batch waits and is retried.
-CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
-    OperationalError,
-    InterfaceError,
-    psycopg.OperationalError,
-    psycopg.InterfaceError,
-    sqlite3.OperationalError,
-)
+journal_outage = OutageLog("decision record journal", logger)
 Item = dict[str, Any]
-
-
-@dataclass
-class RecorderStats:
-    written: int = 0
-    outcomes: int = 0
-    dropped: int = 0
-    refused: int = 0
-    failures: int = 0
-    last_error: str = ""
 
 
 @dataclass
@@ -116,7 +93,14 @@ class Recorder:
             queue.append(item)
             return
         with self._queue_lock:
-            self.journal.append(kind, item)  # on disk (the page cache) before we answer
+            try:
+                self.journal.append(kind, item)  # on disk (the page cache) before we answer
+            except OSError:
+                # A full or failing disk must not fail the decision: the item is kept in
+                # memory only, as without a journal.
+                journal_outage.failed()
+            else:
+                journal_outage.recovered()
             queue.append(item)
 
     def later(self, work: Callable[[], None]) -> None:
@@ -177,7 +161,13 @@ class Recorder:
                 self._records.popleft()
                 for _ in range(min(len(self._records), self.batch_size * 10))
             ]
-            outcomes = [self._outcomes.popleft() for _ in range(len(self._outcomes))]
+            # An outcome updates its record's row: while records wait behind this batch, the
+            # outcomes wait too, or one could reach the database before its record.
+            outcomes = (
+                [self._outcomes.popleft() for _ in range(len(self._outcomes))]
+                if not self._records
+                else []
+            )
             sealed, dropped = 0, False
             if self.journal is not None and not self._records:
                 # Everything journaled so far is in this batch or already written.
@@ -223,50 +213,15 @@ class Recorder:
         rows: a row that fails alone is refused (logged, counted, dropped). Records go first,
         so an outcome never precedes its record. False (with the unwritten items put back)
         when the connection fails on the way."""
-        unwritten = self._bisect(records, lambda chunk: self.write_batch(chunk, []), "record")
+        write_records = lambda chunk: self.write_batch(chunk, [])  # noqa: E731
+        unwritten = write_in_halves(records, write_records, "record", self.stats)
         if unwritten is not None:
             return self._failed(unwritten[1], unwritten[0], outcomes)
-        unwritten = self._bisect(outcomes, lambda chunk: self.write_batch([], chunk), "outcome")
+        write_outcomes = lambda chunk: self.write_batch([], chunk)  # noqa: E731
+        unwritten = write_in_halves(outcomes, write_outcomes, "outcome", self.stats)
         if unwritten is not None:
             return self._failed(unwritten[1], [], unwritten[0])
         return True
-
-    def _bisect(
-        self, items: list[Item], write: Callable[[list[Item]], None], kind: str
-    ) -> tuple[list[Item], Exception] | None:
-        """Write `items` in ever smaller chunks; (the unwritten items, the error) if the
-        connection failed, else None."""
-        stack = [items] if items else []
-        while stack:
-            chunk = stack.pop()
-            try:
-                write(chunk)
-            except Exception as exc:
-                if isinstance(exc, CONNECTION_ERRORS):
-                    return [item for rest in (chunk, *reversed(stack)) for item in rest], exc
-                if len(chunk) == 1:
-                    self._refuse(chunk[0], kind, exc)
-                else:
-                    middle = len(chunk) // 2
-                    stack += [chunk[middle:], chunk[:middle]]  # the first half goes first
-                continue
-            if kind == "record":
-                self.stats.written += len(chunk)
-            else:
-                self.stats.outcomes += len(chunk)
-        return None
-
-    def _refuse(self, item: Item, kind: str, exc: Exception) -> None:
-        self.stats.refused += 1
-        self.stats.last_error = str(exc)
-        RECORDS_REFUSED.labels(kind=kind).inc()
-        # Logged once: a refused row is dropped, never retried.
-        logger.error(
-            "decision %s %s refused by the database and dropped: %s",
-            kind,
-            item.get("id"),
-            exc,
-        )
 
     def adopt(self) -> int:
         """Queue the items of journal segments left by dead processes; how many."""

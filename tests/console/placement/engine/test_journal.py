@@ -256,3 +256,37 @@ def test_stop_leaves_the_journal_when_the_database_is_down(tmp_path: Path) -> No
     successor = _recorder(tmp_path, db)
     assert successor.adopt() == 1 and successor.flush()
     assert "a" * 32 in db.rows
+
+
+def test_a_failing_disk_fails_no_decision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A full disk: the item is kept in memory only (logged once), and the next line starts
+    a new segment rather than continuing a torn one."""
+    db = Database()
+    recorder = _recorder(tmp_path, db)
+    recorder.record(_row("a" * 32), dict)
+    real_write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: real_write(fd, data[:10]))
+    with caplog.at_level(logging.WARNING, "console.placement.engine.recorder"):
+        recorder.record(_row("b" * 32), dict)
+        recorder.record(_row("c" * 32), dict)
+    assert caplog.text.count("decision record journal unavailable") == 1
+    monkeypatch.setattr(os, "write", real_write)
+    recorder.record(_row("d" * 32), dict)
+    assert len(_segments(tmp_path)) == 3  # each torn one sealed, then a whole one
+    assert recorder.flush()
+    assert sorted(db.rows) == [c * 32 for c in "abcd"] and _segments(tmp_path) == []
+
+
+def test_outcomes_wait_while_their_records_wait(tmp_path: Path) -> None:
+    """A flush takes at most `batch_size * 10` records; an outcome taken before its record
+    would update no row and be lost (after an outage, or adopting a large segment)."""
+    db = Database()
+    recorder = _recorder(tmp_path, db, batch_size=1)
+    ids = [f"{i:032x}" for i in range(15)]
+    for i in ids:
+        recorder.record(_row(i), dict)
+    recorder.outcome(_outcome(ids[-1]))
+    assert recorder.flush() and len(db.rows) == 10 and recorder.backlog() == 6
+    assert recorder.flush() and db.rows[ids[-1]]["ok"] is True
