@@ -111,9 +111,11 @@ class Recorder:
     def _bound(self, queue: deque[dict[str, Any]]) -> None:
         while len(queue) > self.max_buffer:
             queue.popleft()
-            self._dropped_journaled = self.journal is not None
             self.stats.dropped += 1
-            RECORDS_DROPPED.inc()
+            if self.journal is None:
+                RECORDS_DROPPED.inc()  # lost; with a journal it waits there (see `flush`)
+            else:
+                self._dropped_journaled = True
 
     # -- the background side ---------------------------------------------------------------
     def start(self) -> None:
