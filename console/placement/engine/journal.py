@@ -29,7 +29,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,10 @@ SUFFIX = ".journal"
 # Keys of an item that hold datetimes (orjson writes them as RFC 3339 strings).
 _DATETIMES = ("created_at", "outcome_at")
 Item = dict[str, Any]
+# Lines an adopter queues at a time: copying and queuing a chunk holds the lock that
+# `record` takes, 0.5-0.7 ms for 1,000 record lines of 1.5 KB (measured on a shared 2-core
+# machine).
+ADOPT_CHUNK = 1000
 
 
 class Journal:
@@ -132,18 +136,19 @@ class Journal:
                     continue  # another process adopted and deleted it before we locked it
                 with os.fdopen(os.dup(fd), "rb") as file:
                     data = file.read()
-                lines, records, outcomes = read_lines(data, path)
-                if lines:
+                counts = [0, 0]
+                for lines, records, outcomes in read_lines(data, path):
                     # Copied into ours before theirs is deleted: a kill in between leaves
                     # both, and replaying both writes each item once.
                     room = take(lines, records, outcomes)
+                    counts[0] += len(records)
+                    counts[1] += len(outcomes)
                 path.unlink(missing_ok=True)
-                adopted += len(records) + len(outcomes)
+                adopted += sum(counts)
                 logger.warning(
                     "adopted %d decision records and %d outcomes from %s, left by a process "
-                    "that ended before writing them",
-                    len(records),
-                    len(outcomes),
+                    "that ended (or items that left memory) before they were written",
+                    *counts,
                     path.name,
                 )
             finally:
@@ -159,17 +164,26 @@ class Journal:
         self._fd, self._path = fd, path
 
 
-def read_lines(data: bytes, path: Path) -> tuple[list[bytes], list[Item], list[Item]]:
-    """A segment's whole lines and the records and outcomes they hold. A line cut short (the
-    process killed mid-write: it lacks its newline) or one that is not an item (zeros a
-    filesystem left after a crash, or any other damage) is skipped and logged."""
-    lines: list[bytes] = []
-    records: list[Item] = []
-    outcomes: list[Item] = []
+def read_lines(data: bytes, path: Path) -> Iterator[tuple[list[bytes], list[Item], list[Item]]]:
+    """A segment's whole lines and the records and outcomes they hold, `ADOPT_CHUNK` lines at
+    a time (the adopter holds the request path's lock while it queues a chunk). A line cut
+    short (the process killed mid-write: it lacks its newline) or one that is not an item
+    (zeros a filesystem left after a crash, or any other damage) is skipped and logged."""
     parts = data.split(b"\n")
     if parts[-1]:
         logger.warning("%s ends in a torn line (%d bytes); skipped", path.name, len(parts[-1]))
-    for number, raw in enumerate(parts[:-1], start=1):
+    for start in range(0, len(parts) - 1, ADOPT_CHUNK):
+        chunk = parts[start : min(start + ADOPT_CHUNK, len(parts) - 1)]
+        yield _items(chunk, start + 1, path)
+
+
+def _items(
+    parts: list[bytes], first: int, path: Path
+) -> tuple[list[bytes], list[Item], list[Item]]:
+    lines: list[bytes] = []
+    records: list[Item] = []
+    outcomes: list[Item] = []
+    for number, raw in enumerate(parts, start=first):
         try:
             entry = orjson.loads(raw)
             ((kind, item),) = entry.items()

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from django.db import OperationalError
 
+from console.placement.engine import journal
 from console.placement.engine.journal import SUFFIX, Journal
 from console.placement.engine.recorder import Recorder
 from console.placement.engine.writer import utcnow, write_to_database
@@ -290,3 +291,28 @@ def test_outcomes_wait_while_their_records_wait(tmp_path: Path) -> None:
     recorder.outcome(_outcome(ids[-1]))
     assert recorder.flush() and len(db.rows) == 10 and recorder.backlog() == 6
     assert recorder.flush() and db.rows[ids[-1]]["ok"] is True
+
+
+def test_a_large_segment_is_adopted_in_chunks_and_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The adopter queues a segment a chunk at a time (it holds the request path's lock for
+    each), and all of it, even past the recorder's room."""
+    monkeypatch.setattr(journal, "ADOPT_CHUNK", 2)
+    owner = Journal(tmp_path)
+    ids = [f"{i:032x}" for i in range(5)]
+    for i in ids:
+        owner.append("r", _row(i))
+    owner.close(delete=False)
+    db = Database()
+    recorder = _recorder(tmp_path, db, max_buffer=1)
+    taken: list[int] = []
+    take = recorder._take
+
+    def counting(lines: list[bytes], *items: list[dict[str, Any]]) -> bool:
+        taken.append(len(lines))
+        return take(lines, *items)
+
+    monkeypatch.setattr(recorder, "_take", counting)
+    assert recorder.adopt() == 5 and taken == [2, 2, 1]
+    assert recorder.flush() and sorted(db.rows) == ids
