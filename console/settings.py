@@ -387,6 +387,12 @@ LOCUS_SHARED_VIEW_STREAM: str = env.str("LOCUS_SHARED_VIEW_STREAM", default="loc
 LOCUS_SHARED_VIEW_BATCH_MS: float = env.float("LOCUS_SHARED_VIEW_BATCH_MS", default=5.0)
 # Batches the stream keeps (about: MAXLEN ~); a starting process replays up to this many.
 LOCUS_SHARED_VIEW_MAXLEN: int = env.int("LOCUS_SHARED_VIEW_MAXLEN", default=20_000)
+# The decision recorder's write-ahead journal (console/placement/engine/journal.py,
+# docs/deploying.md "Failover"): each decider appends its records and outcomes here before it
+# answers, so a killed one loses none. A directory on a local disk; "" turns the journal off.
+LOCUS_RECORD_JOURNAL_DIR: str = env.str(
+    "LOCUS_RECORD_JOURNAL_DIR", default=str(VAR_DIR / "record-journal")
+)
 # Tests turn the background threads off and refresh/flush by hand.
 LOCUS_ENGINE_BACKGROUND: bool = env.bool("LOCUS_ENGINE_BACKGROUND", default=True)
 # Freeze the heap once the engine serves (console/placement/engine/runtime.py `_freeze_heap`):

@@ -27,6 +27,9 @@ def _test_settings(settings):  # type: ignore[no-untyped-def]
     # A full collection per engine start would cost every test ~0.3 s (test_runtime_heap.py
     # checks the freeze itself).
     settings.LOCUS_GC_FREEZE = False
+    # No journal files from every test's engine (tests/console/placement/engine/test_journal.py
+    # turns it on in a scratch directory).
+    settings.LOCUS_RECORD_JOURNAL_DIR = ""
     # Likewise the key ring's background reload: from its own thread it cannot see a test's
     # uncommitted keys, and would swap in a ring without them mid-test.
     settings.LOCUS_API_KEY_CACHE_SECONDS = 3600.0

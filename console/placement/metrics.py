@@ -84,7 +84,8 @@ SNAPSHOT_AGE = Gauge(
 )
 RECORDS_DROPPED = Counter(
     "locus_decision_records_dropped_total",
-    "Decision records dropped because the database stayed unavailable and the buffer filled.",
+    "Decision records dropped because the database stayed unavailable and the buffer filled "
+    "(without a record journal: with one they wait in it).",
 )
 
 RECORDS_REFUSED = Counter(

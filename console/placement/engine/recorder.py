@@ -3,64 +3,46 @@
 Requests only append to an in-memory queue. A background thread drains it every
 `flush_interval_s` (or sooner when `batch_size` items wait): one bulk INSERT for the new
 records, then the outcome updates, in one transaction. When the database is down the items
-stay buffered and are retried with backoff; past `max_buffer` the oldest are dropped and
-counted (`locus_decision_records_dropped_total`), so memory stays bounded.
-
-A row the database refuses (a value it cannot store) must never block the rows behind it: a
-batch that fails for any reason but a connection failure is split in halves until the refused
-rows stand alone; each is logged once, counted (`locus_decision_records_refused_total`) and
-dropped, and every other row is written (docs/hardening.md). `stalled_s` tells /readyz when
+stay buffered and are retried with backoff; past `max_buffer` the oldest are dropped from
+memory and counted (`locus_decision_records_dropped_total`), so memory stays bounded (with a
+journal they stay in it, and are read back once the database returns). A row the database
+refuses never blocks the rows behind it (refusals.py). `stalled_s` tells /readyz when
 records wait and nothing has been written for a while. `stop` drains the queue before it
 returns (the ASGI lifespan's shutdown calls it, console/lifespan.py).
 
-The live stream gets a bounded view of the decisions: every `summary_interval_s` one
-`decision.summary` event with counts per node and policy, plus at most
-`sampled_per_interval` individual `decision` events (docs/contracts.md §4 streams; the dashboard
-says on screen that it shows a sample).
+With a `journal` (console/placement/engine/journal.py) each item is also appended to this
+process's journal segment before `record`/`outcome` return, under the lock that `flush` takes
+to seal the segment and take the queue; once what was taken is committed, the sealed segments
+are deleted. Segments left by a dead process are adopted at start and every
+`adopt_interval_s`.
+
+The live stream gets a bounded view of the decisions (`LiveSample`, livesample.py).
 """
 
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import psycopg
-from django.db import InterfaceError, OperationalError
-
 from console.dbutil import release_connections
+from console.outage import OutageLog
+from console.placement.engine.journal import Journal
+from console.placement.engine.livesample import LiveSample
+from console.placement.engine.refusals import CONNECTION_ERRORS, RecorderStats, write_in_halves
 from console.placement.metrics import (
     RECORDER_BACKLOG,
     RECORDER_OLDEST_SECONDS,
     RECORDS_DROPPED,
-    RECORDS_REFUSED,
 )
 
 logger = logging.getLogger(__name__)
-# Failures of the connection, not of a row: the whole batch waits and is retried.
-CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
-    OperationalError,
-    InterfaceError,
-    psycopg.OperationalError,
-    psycopg.InterfaceError,
-    sqlite3.OperationalError,
-)
+journal_outage = OutageLog("decision record journal", logger)
 Item = dict[str, Any]
-
-
-@dataclass
-class RecorderStats:
-    written: int = 0
-    outcomes: int = 0
-    dropped: int = 0
-    refused: int = 0
-    failures: int = 0
-    last_error: str = ""
 
 
 @dataclass
@@ -72,8 +54,9 @@ class Recorder:
     flush_interval_s: float = 0.2
     batch_size: int = 1000
     max_buffer: int = 200_000
-    summary_interval_s: float = 1.0
-    sampled_per_interval: int = 20
+    live: LiveSample = field(default_factory=LiveSample)
+    journal: Journal | None = None
+    adopt_interval_s: float = 10.0
     stats: RecorderStats = field(default_factory=RecorderStats)
 
     def __post_init__(self) -> None:
@@ -82,31 +65,43 @@ class Recorder:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._stop = False
-        self._window_start = time.monotonic()
-        self._by_node: Counter[str] = Counter()
-        self._by_policy: Counter[str] = Counter()
-        self._sampled = 0
-        self._pending_events: deque[tuple[str, dict[str, Any]]] = deque(maxlen=1000)
         self._later: deque[Callable[[], None]] = deque(maxlen=10_000)
         self.tick_hooks: list[Callable[[], None]] = []
         self._last_progress = time.monotonic()
+        # Held by `record`/`outcome` around journal append + queue append, and by `flush`
+        # around sealing the segment + taking the queue: a sealed segment's items are then
+        # all in the batch taken (or written before), never still on their way to the queue.
+        self._queue_lock = threading.Lock()
+        self._dropped_journaled = False  # items dropped from memory that only the journal has
+        self._adopted_at = 0.0
 
-    # -- called on the request path: O(1), no I/O ------------------------------------------
+    # -- called on the request path: O(1); no I/O but the journal's one write(2) -----------
     def record(self, row: dict[str, Any], event: Callable[[], dict[str, Any]]) -> None:
         """Queue a record; `event` builds its stream event, called only when sampled."""
-        self._records.append(row)
-        self._by_node[row["node"]] += 1
-        self._by_policy[f"{row['policy_name']}@{row['policy_version']}"] += 1
-        if self._sampled < self.sampled_per_interval:
-            self._sampled += 1
-            self._pending_events.append(("decision", event()))
+        self._queue("r", self._records, row)
+        self.live.note(row, event)
         self._bound(self._records)
         if len(self._records) >= self.batch_size:
             self._wake.set()
 
     def outcome(self, update: dict[str, Any]) -> None:
-        self._outcomes.append(update)
+        self._queue("o", self._outcomes, update)
         self._bound(self._outcomes)
+
+    def _queue(self, kind: str, queue: deque[Item], item: Item) -> None:
+        if self.journal is None:
+            queue.append(item)
+            return
+        with self._queue_lock:
+            try:
+                self.journal.append(kind, item)  # on disk (the page cache) before we answer
+            except OSError:
+                # A full or failing disk must not fail the decision: the item is kept in
+                # memory only, as without a journal.
+                journal_outage.failed()
+            else:
+                journal_outage.recovered()
+            queue.append(item)
 
     def later(self, work: Callable[[], None]) -> None:
         """Run `work` on the background thread (rare side effects: breaker audit, SLO
@@ -117,12 +112,16 @@ class Recorder:
         while len(queue) > self.max_buffer:
             queue.popleft()
             self.stats.dropped += 1
-            RECORDS_DROPPED.inc()
+            if self.journal is None:
+                RECORDS_DROPPED.inc()  # lost; with a journal it waits there (see `flush`)
+            else:
+                self._dropped_journaled = True
 
     # -- the background side ---------------------------------------------------------------
     def start(self) -> None:
         if self._thread is None or not self._thread.is_alive():
             self._stop = False
+            self.adopt()  # before serving: what a crashed predecessor left
             self._thread = threading.Thread(target=self._run, name="locus-recorder", daemon=True)
             self._thread.start()
 
@@ -132,6 +131,10 @@ class Recorder:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self.journal is not None:
+            # Deleted only when all is written; otherwise left for the next start to adopt.
+            writing = self._thread is not None and self._thread.is_alive()
+            self.journal.close(delete=not writing and not self.backlog())
 
     def _run(self) -> None:
         backoff = self.flush_interval_s
@@ -139,6 +142,8 @@ class Recorder:
             self._wake.wait(backoff)
             self._wake.clear()
             try:
+                if time.monotonic() - self._adopted_at >= self.adopt_interval_s:
+                    self.adopt()
                 ok = self.flush()
             except Exception:  # the writer thread must outlive any single failure
                 logger.exception("decision recorder flush failed")
@@ -152,22 +157,41 @@ class Recorder:
 
     def flush(self) -> bool:
         """Write what is buffered and publish due events; False if the database failed."""
-        self._publish_due()
-        records = [
-            self._records.popleft() for _ in range(min(len(self._records), self.batch_size * 10))
-        ]
-        outcomes = [self._outcomes.popleft() for _ in range(len(self._outcomes))]
+        self.live.publish_due(self.publish)
+        with self._queue_lock:
+            records = [
+                self._records.popleft()
+                for _ in range(min(len(self._records), self.batch_size * 10))
+            ]
+            # An outcome updates its record's row: while records wait behind this batch, the
+            # outcomes wait too, or one could reach the database before its record.
+            outcomes = (
+                [self._outcomes.popleft() for _ in range(len(self._outcomes))]
+                if not self._records
+                else []
+            )
+            sealed, dropped = 0, False
+            if self.journal is not None and not self._records:
+                # Everything journaled so far is in this batch or already written.
+                sealed, dropped = self.journal.rotate(), self._dropped_journaled
+                self._dropped_journaled = False
         if records or outcomes:
             try:
                 self.write_batch(records, outcomes)
             except Exception as exc:
                 if isinstance(exc, CONNECTION_ERRORS):
+                    self._dropped_journaled |= dropped
                     return self._failed(exc, records, outcomes)
                 if not self._write_isolating(records, outcomes):
+                    self._dropped_journaled |= dropped
                     return False
             else:
                 self.stats.written += len(records)
                 self.stats.outcomes += len(outcomes)
+        if sealed and self.journal is not None:
+            # Written: the sealed segments go, unless items dropped from memory are only
+            # there, and then they are left for `adopt` to read back.
+            self.journal.release(sealed, keep=dropped)
         self._last_progress = time.monotonic()
         self._gauges()
         self._run_side_work()
@@ -191,50 +215,33 @@ class Recorder:
         rows: a row that fails alone is refused (logged, counted, dropped). Records go first,
         so an outcome never precedes its record. False (with the unwritten items put back)
         when the connection fails on the way."""
-        unwritten = self._bisect(records, lambda chunk: self.write_batch(chunk, []), "record")
+        write_records = lambda chunk: self.write_batch(chunk, [])  # noqa: E731
+        unwritten = write_in_halves(records, write_records, "record", self.stats)
         if unwritten is not None:
             return self._failed(unwritten[1], unwritten[0], outcomes)
-        unwritten = self._bisect(outcomes, lambda chunk: self.write_batch([], chunk), "outcome")
+        write_outcomes = lambda chunk: self.write_batch([], chunk)  # noqa: E731
+        unwritten = write_in_halves(outcomes, write_outcomes, "outcome", self.stats)
         if unwritten is not None:
             return self._failed(unwritten[1], [], unwritten[0])
         return True
 
-    def _bisect(
-        self, items: list[Item], write: Callable[[list[Item]], None], kind: str
-    ) -> tuple[list[Item], Exception] | None:
-        """Write `items` in ever smaller chunks; (the unwritten items, the error) if the
-        connection failed, else None."""
-        stack = [items] if items else []
-        while stack:
-            chunk = stack.pop()
-            try:
-                write(chunk)
-            except Exception as exc:
-                if isinstance(exc, CONNECTION_ERRORS):
-                    return [item for rest in (chunk, *reversed(stack)) for item in rest], exc
-                if len(chunk) == 1:
-                    self._refuse(chunk[0], kind, exc)
-                else:
-                    middle = len(chunk) // 2
-                    stack += [chunk[middle:], chunk[:middle]]  # the first half goes first
-                continue
-            if kind == "record":
-                self.stats.written += len(chunk)
-            else:
-                self.stats.outcomes += len(chunk)
-        return None
+    def adopt(self) -> int:
+        """Queue the items of journal segments left by dead processes; how many."""
+        self._adopted_at = time.monotonic()
+        if self.journal is None:
+            return 0
+        return self.journal.adopt_orphans(self._take)
 
-    def _refuse(self, item: Item, kind: str, exc: Exception) -> None:
-        self.stats.refused += 1
-        self.stats.last_error = str(exc)
-        RECORDS_REFUSED.labels(kind=kind).inc()
-        # Logged once: a refused row is dropped, never retried.
-        logger.error(
-            "decision %s %s refused by the database and dropped: %s",
-            kind,
-            item.get("id"),
-            exc,
-        )
+    def _take(self, lines: list[bytes], records: list[Item], outcomes: list[Item]) -> bool:
+        """Queue an orphan segment's items whole (not bounded: dropping the oldest again
+        would drop the same ones on every pass); True while there is room for another."""
+        assert self.journal is not None
+        with self._queue_lock:
+            self.journal.write_lines(lines)
+            self._records.extend(records)
+            self._outcomes.extend(outcomes)
+        self._wake.set()
+        return self.backlog() < self.max_buffer
 
     def backlog(self) -> int:
         return len(self._records) + len(self._outcomes)
@@ -261,28 +268,3 @@ class Recorder:
             work()
         except Exception:
             logger.warning("background work failed", exc_info=True)
-
-    def _publish_due(self) -> None:
-        while self._pending_events:
-            event_type, data = self._pending_events.popleft()
-            self.publish(event_type, data)
-        now = time.monotonic()
-        elapsed = now - self._window_start
-        if elapsed < self.summary_interval_s:
-            return
-        total = sum(self._by_node.values())
-        if total:
-            self.publish(
-                "decision.summary",
-                {
-                    "window_s": round(elapsed, 3),
-                    "total": total,
-                    "by_node": dict(self._by_node),
-                    "by_policy": dict(self._by_policy),
-                    "sampled": self._sampled,
-                },
-            )
-        self._window_start = now
-        self._by_node = Counter()
-        self._by_policy = Counter()
-        self._sampled = 0

@@ -20,6 +20,7 @@ from django.conf import settings
 from console.dbutil import release_connections
 from console.placement.engine.core import Decision, Engine
 from console.placement.engine.inputs import DecisionInput
+from console.placement.engine.journal import Journal
 from console.placement.engine.outcomes import Outcomes
 from console.placement.engine.recorder import Recorder
 from console.placement.engine.records import live_event, record_row
@@ -81,7 +82,12 @@ class Runtime:
                 maxlen=settings.LOCUS_SHARED_VIEW_MAXLEN,
             )
             self.engine.on_sent = self.shared_view.publish
-        self.recorder = Recorder(write_batch=write_to_database, publish=event_publish)
+        journal_dir = settings.LOCUS_RECORD_JOURNAL_DIR
+        self.recorder = Recorder(
+            write_batch=write_to_database,
+            publish=event_publish,
+            journal=Journal(journal_dir) if journal_dir else None,
+        )
         self.recorder.tick_hooks.append(self._flush_shadow)
         self._shadow_totals: dict[int, list[float]] = {}
         self._policies: dict[tuple[str, int], Policy] = {}

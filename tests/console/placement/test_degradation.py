@@ -1,6 +1,7 @@
 """docs/architecture.md rule 2: with PostgreSQL gone, and separately with Redis gone, a running
 server keeps serving decisions, and the decision records accepted meanwhile are written once it is
-back.
+back, even when the server is killed during the outage (its record journal is adopted by the
+next one, docs/deploying.md "Failover").
 
 A real server (uvicorn, production settings) reaches PostgreSQL and Redis through TCP proxies
 that the test cuts, as a crashed or partitioned service would look; the machine's services
@@ -10,12 +11,14 @@ themselves are never stopped. Skips where PostgreSQL or Redis is not running loc
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +57,14 @@ class Server:
     database: str
     postgres: TcpProxy
     redis: TcpProxy
+    env: dict[str, str]
+    process: subprocess.Popen[bytes]
+
+    def restart(self, sig: signal.Signals) -> None:
+        """Stop the server with `sig` and start another on the same port and settings."""
+        self.process.send_signal(sig)
+        self.process.wait(timeout=15)
+        self.process = _serve(self.env, int(self.url.rsplit(":", 1)[1]))
 
     def decide(self) -> requests.Response:
         return requests.post(
@@ -115,6 +126,22 @@ def server(tmp_path: Path) -> Iterator[Server]:
         text=True,
     ).stdout.strip()
     port = _free_port()
+    server = Server(
+        f"http://127.0.0.1:{port}", key, database, postgres, redis, env, _serve(env, port)
+    )
+    try:
+        yield server
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=10)
+        postgres.cut()
+        redis.cut()
+        with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+
+def _serve(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    """uvicorn serving the console on `port`, once /healthz answers."""
     process = subprocess.Popen(
         [
             sys.executable,
@@ -129,26 +156,15 @@ def server(tmp_path: Path) -> Iterator[Server]:
         env=env,
         cwd=REPO,
     )
-    url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
-            if requests.get(f"{url}/healthz", timeout=3).ok:
-                break
+            if requests.get(f"http://127.0.0.1:{port}/healthz", timeout=3).ok:
+                return process
         except requests.RequestException:
             time.sleep(0.2)
-    else:
-        process.kill()
-        pytest.fail("the server did not start")
-    try:
-        yield Server(url, key, database, postgres, redis)
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        postgres.cut()
-        redis.cut()
-        with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    process.kill()
+    pytest.fail("the server did not start")
 
 
 def _wait_for(condition: object, seconds: float = 20.0) -> bool:
@@ -197,3 +213,42 @@ def test_decisions_go_on_with_redis_down(server: Server) -> None:
     assert ready.json()["checks"]["broker"]["status"] == "failed"
     server.redis.restore()
     assert _wait_for(lambda: server.recorded() == 41), server.recorded()
+
+
+def test_a_server_killed_while_postgres_is_down_loses_no_record(server: Server) -> None:
+    """Decisions and an outcome accepted during the outage sit in the killed server's memory
+    and journal; the next server adopts the journal and writes them once PostgreSQL is back."""
+    assert server.decide().status_code == 200
+    assert _wait_for(lambda: server.recorded() == 1)
+    server.postgres.cut()
+    with ThreadPoolExecutor(4) as pool:  # under load: four clients at once
+        answers = list(pool.map(lambda _: server.decide(), range(60)))
+    assert [a.status_code for a in answers] == [200] * 60
+    decision_id = answers[-1].json()["decision_id"]
+    outcome = requests.post(
+        f"{server.url}/api/v1/placements/{decision_id}/outcome",
+        json={"ok": True, "ttft_ms": 120, "e2e_ms": 900},
+        timeout=10,
+        headers={"Authorization": f"Bearer {server.key}"},
+    )
+    assert outcome.status_code == 200
+    assert server.recorded() == 1  # the outage was real: nothing reached the database
+    server.postgres.restore()
+    server.restart(signal.SIGKILL)  # killed before its recorder noticed the database is back
+    assert server.decide().status_code == 200  # the engine starts, and adopts the journal
+    assert _wait_for(lambda: server.recorded() == 62), server.recorded()
+    assert _wait_for(lambda: server.outcome_of(decision_id) == (True, 120.0))
+
+
+def test_decisions_go_on_under_load_with_redis_down_and_are_recorded(server: Server) -> None:
+    """Records never pass through Redis: with it gone, the shared breakers and the live
+    stream degrade, and decisions and their records go on."""
+    assert server.decide().status_code == 200
+    server.redis.cut()
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda _: server.decide(), range(60)))
+    assert [a.status_code for a in answers] == [200] * 60
+    assert _wait_for(lambda: server.recorded() == 61), server.recorded()
+    server.redis.restore()
+    assert server.decide().status_code == 200
+    assert _wait_for(lambda: server.recorded() == 62), server.recorded()

@@ -132,7 +132,7 @@ def test_a_row_the_database_refuses_never_blocks_the_others(
     after = [decide() for _ in range(3)]
     service.post(f"/api/v1/placements/{after[0]}/outcome", {"ok": True}, format="json")
     refused_before = _refused("record")
-    with caplog.at_level("ERROR", logger="console.placement.engine.recorder"):
+    with caplog.at_level("ERROR", logger="console.placement.engine.refusals"):
         assert example_engine.recorder.flush()
         assert example_engine.recorder.flush()  # nothing left, nothing logged again
     assert set(DecisionRecord.objects.values_list("id", flat=True)) == {*before, *after}
