@@ -252,7 +252,7 @@ class PrefixMatch:
         # Walk the prompt's blocks with set intersections (in C): the nodes that drop out at
         # block j hold exactly j leading blocks; those left at the end hold them all.
         counts = self._counts
-        level = set(held)
+        level = held  # never changed below: each step makes new sets
         for j in range(1, len(hashes)):
             more = holders.get((hashes[j] << _MODEL_BITS) | model_index)
             kept = level & more if more else set()
