@@ -3,6 +3,7 @@ not move, for comparing two versions of the decision path on a shared machine.
 
     .venv/bin/python tests/bench/bench_decide_instructions.py [--base REV] [--count 20000]
         [--cases least-loaded:64,weighted-score:64,prefix-aware:64,weighted-score:1000]
+        [--topology optimizer/topologies/pd-two-regions.yaml --split pd-threshold]
 
 For each case (policy : fleet size) it runs `bench-decide`'s own decision closure
 (`optimizer.bench_decide._kernel` on `_fleet_of(fleet-demo, N)` and `_state`) under
@@ -13,7 +14,10 @@ decisions that noise is a few hundred instructions per decision. With `--base RE
 the same runs go on a `git archive` of REV beside this checkout, and a change column is
 printed: the issue #25 goal "speed unchanged (±5%)" read without timing noise. Valgrind counts
 instructions, not cycles (cache misses are not in it); `bench-decide` gives wall and CPU time.
-Needs Debian's `valgrind`. Each run takes about a minute. Asserts nothing.
+With `--split NAME` the decision is `bench-decide`'s split path instead (`_split`: the
+pipeline ending with that split stage, on its long prompt; issue #30), on `--topology`
+(a fleet with prefill/decode pools, such as pd-two-regions.yaml; revisions before #30 have
+no split path). Needs Debian's `valgrind`. Each run takes about a minute. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -34,21 +38,32 @@ REPO = Path(__file__).resolve().parents[2]
 CASES = "least-loaded:64,prefix-aware:64,weighted-score:64,weighted-score:1000"
 
 # The decisions, run inside valgrind on the tree given by PYTHONPATH. Only names both the
-# current `bench_decide` and the pre-`optimizer.decide` one (before issue #25) define.
+# current `bench_decide` and the pre-`optimizer.decide` one (before issue #25) define, but for
+# the split path (`_split`, since issue #30).
 _KERNEL = """
+import dataclasses
 import sys
 import numpy as np
 from optimizer import bench_decide as b
 from optimizer.topology_files import load_topology
-name, n, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+name, n, count, split = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[5]
 topology, request = b._fleet_of(load_topology(sys.argv[4]), n)
 fleet = b.Fleet(topology)
 dynamic, prefix = b._state(fleet, fleet.model_index[request.model], np.random.default_rng(0))
-decide = b._kernel(fleet, request, dynamic, prefix, b.get_policy(name, topology, 0))
+policy = b.get_policy(name, topology, 0)
+if split:
+    long = dataclasses.replace(request, prompt_tokens=b.SPLIT_PROMPT_TOKENS)
+    decide, _ = b._split(fleet, long, dynamic, prefix, policy, split)
+else:
+    decide = b._kernel(fleet, request, dynamic, prefix, policy)
 decide()
 for _ in range(count):
     decide()
 """
+
+
+# The fleet the decisions run on (relative to the tree) and the split stage ("": none).
+SETUP = {"topology": "optimizer/topologies/fleet-demo.yaml", "split": ""}
 
 
 def instructions(tree: Path, policy: str, nodes: int, count: int) -> int:
@@ -56,7 +71,7 @@ def instructions(tree: Path, policy: str, nodes: int, count: int) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         script = Path(scratch) / "kernel.py"
         script.write_text(_KERNEL)
-        fleet = tree / "optimizer" / "topologies" / "fleet-demo.yaml"
+        fleet = tree / SETUP["topology"]
         run = subprocess.run(
             [
                 "valgrind",
@@ -68,6 +83,7 @@ def instructions(tree: Path, policy: str, nodes: int, count: int) -> int:
                 str(nodes),
                 str(count),
                 str(fleet),
+                SETUP["split"],
             ],
             cwd=tree,
             # A fixed hash seed: string hashing then probes dicts the same way in every run.
@@ -107,7 +123,10 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=20000, help="decisions per run")
     parser.add_argument("--cases", default=CASES, help="POLICY:NODES, comma-separated")
     parser.add_argument("--jobs", type=int, default=2, help="valgrind runs at a time")
+    parser.add_argument("--topology", default=SETUP["topology"], help="relative to the tree")
+    parser.add_argument("--split", default="", help="a split stage: time the split path")
     args = parser.parse_args()
+    SETUP.update(topology=args.topology, split=args.split)
     if shutil.which("valgrind") is None:
         parser.error("valgrind is not installed (Debian's package valgrind)")
     cases = []

@@ -22,7 +22,10 @@ links' bandwidth (only their RTT counts), kept to show what pricing the transfer
 The estimates are the decision's own (`optimizer.decide.state.estimates`): the prefill node's
 done time is its network way in, its queue wait and its uncached prefill; the decode node
 starts when the KV has arrived and it has a batch slot (its overflow wait, as the estimates
-count it), and answers over its own route back to the source.
+count it), and answers over its own route back to the source. They are computed once over
+the trip's whole pool (`SplitPool`), only the terms the split reads, and each side takes its
+nodes' from there; the one-node answer's come from the same columns when the scorer made
+none.
 """
 
 from __future__ import annotations
@@ -33,13 +36,17 @@ from optimizer.decide.framework import Pair, Split, Trip
 from optimizer.decide.pickers.top_k import top_k
 from optimizer.decide.request import slo_targets_s
 from optimizer.decide.state.candidates import Candidates
-from optimizer.decide.state.estimates import TYPICAL_OUTPUT_TOKENS
+from optimizer.decide.state.estimates import (
+    PROMPT_BYTES_PER_TOKEN,
+    TYPICAL_OUTPUT_TOKENS,
+    queue_and_prefill,
+)
 from optimizer.decide.state.fleet import (
     D_QUEUE,
     D_RUNNING,
+    R_RTT_S,
+    R_S_PER_BYTE,
     S_MAX_BATCH,
-    S_STEP_MS,
-    S_STEP_MS_PER_SEQ,
 )
 from optimizer.decide.state.prefix import PrefixIndex
 
@@ -49,19 +56,74 @@ from optimizer.decide.state.prefix import PrefixIndex
 DEFAULT_THRESHOLD_TOKENS = 1024
 
 
-def decode_wait_s(c: Candidates) -> np.ndarray:
-    """Seconds before each decode candidate could admit one more sequence: half a decode step
-    when it is busy, plus the estimates' overflow wait when its batch is full (a decode node
-    runs no prefill queue, so the prompt-token wait of `Estimates` does not apply)."""
-    s, d = c.static, c.dynamic
-    max_batch = s[:, S_MAX_BATCH]
-    running = d[:, D_RUNNING]
-    batch = np.minimum(running + 1, max_batch)
-    step = (s[:, S_STEP_MS] + s[:, S_STEP_MS_PER_SEQ] * batch) / 1000.0
-    overflow = np.maximum(d[:, D_QUEUE] + running + 1 - max_batch, 0.0)
-    return np.where(running > 0, 0.5 * step, 0.0) + overflow / max_batch * (
-        TYPICAL_OUTPUT_TOKENS * step
+class SplitPool:
+    """What the split stage reads of each node of the trip's pool (every role), in pool
+    order: the prefill side's terms of `Estimates` (route, prompt transfer, queue wait,
+    uncached prefill, cached tokens) and the decode side's (batch-slot wait, the first
+    token's way back, load). One pass over the pool serves both sides, which take their
+    nodes' positions from it, and the mixed nodes' numbers equal their candidates' estimates
+    to the last bit: the same function (`queue_and_prefill`) on the same rows."""
+
+    __slots__ = (
+        "rtt_s",
+        "transfer_s",
+        "wait_s",
+        "prefill_s",
+        "cached",
+        "back_s",
+        "decode_wait_s",
+        "load",
     )
+
+    def __init__(
+        self,
+        trip: Trip,
+        rows: tuple[np.ndarray, np.ndarray],
+        mixed: Candidates,
+        prefix: PrefixIndex | None,
+    ) -> None:
+        """`rows`: the pool's static and route rows (`pool_rows`)."""
+        request, pool = trip.request, trip.pool
+        s, r = rows
+        d = trip.dynamic.take(pool, axis=0)
+        # The scorer's prefix match of the mixed candidates, placed on the pool: the holders
+        # are walked once (no blocks: nothing cached, as `Estimates` counts it).
+        hashes = request.prefix_hashes
+        blocks = mixed.prefix_match(prefix).on(pool) if hashes and prefix is not None else None
+        prompt = request.prompt_tokens
+        self.cached, self.prefill_s, _, step, overflow, self.wait_s = queue_and_prefill(
+            prompt, s, d, blocks
+        )
+        self.rtt_s = r[:, R_RTT_S]
+        self.transfer_s = PROMPT_BYTES_PER_TOKEN * prompt * r[:, R_S_PER_BYTE]
+        self.back_s = self.rtt_s / 2
+        # A decode node runs no prefill queue, so the prompt-token wait does not apply: half a
+        # decode step when it is busy, plus the overflow wait when its batch is full.
+        max_batch = s[:, S_MAX_BATCH]
+        running = d[:, D_RUNNING]
+        self.decode_wait_s = np.where(running > 0, 0.5 * step, 0.0) + np.maximum(
+            overflow, 0.0
+        ) / max_batch * (TYPICAL_OUTPUT_TOKENS * step)
+        self.load = (d[:, D_QUEUE] + running) / max_batch
+
+    def ttft_s(self, q: int) -> float:
+        """`Estimates.ttft_s` of the node at pool position `q`, in its order of operations."""
+        return float(self.rtt_s[q] + self.transfer_s[q] + self.wait_s[q] + self.prefill_s[q])
+
+
+def pool_rows(trip: Trip) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The trip's pool's static and route rows, the positions in it of the nodes that may
+    prefill and of those that may decode, and each node's site index: the constraints'
+    (`StaticSplit`) when nothing narrowed them, as in most decisions."""
+    fleet, pool, split = trip.fleet, trip.pool, trip.split
+    if split is not None and pool is split.index:
+        return split.static, split.routes, split.prefill_at, split.decode_at, split.sites
+    request = trip.request
+    # `take` gathers rows at a third of fancy indexing's cost.
+    s = fleet.static[fleet.model_index[request.model]].take(pool, axis=0)
+    r = fleet.routes_from(request.source_site).take(pool, axis=0)
+    p_at = np.flatnonzero(fleet.can_prefill[pool])
+    return s, r, p_at, np.flatnonzero(fleet.can_decode[pool]), fleet.node_site.take(pool)
 
 
 class ThresholdSplitter:
@@ -87,79 +149,82 @@ class ThresholdSplitter:
         k: int,
         prefix: PrefixIndex | None,
     ) -> list[Pair] | None:
-        """The answers, best first, when splitting wins; None keeps the one-node answers."""
+        """The answers, best first, when splitting wins; None keeps the one-node answers.
+        `mixed`: the trip's one-node candidates (mixed nodes of its pool, on its state)."""
         request = trip.request
         if request.prompt_tokens <= self.threshold_tokens or k < 1:
             return None
         fleet = trip.fleet
         pool = trip.pool
-        p_index = pool[fleet.can_prefill[pool]]
-        d_index = pool[fleet.can_decode[pool]]
-        if not len(p_index) or not len(d_index):
+        # Positions in the pool of the nodes that may prefill, and of those that may decode.
+        s, r, p_at, d_at, sites = pool_rows(trip)
+        if not len(p_at) or not len(d_at):
             return None
         aware = self.bandwidth_aware
-        pre = Candidates(fleet, request, p_index, trip.dynamic, prefix)
-        ep = pre.est
-        way_in = ep.rtt_s / 2 + ep.transfer_s if aware else ep.rtt_s / 2
-        done = way_in + ep.wait_s + ep.prefill_s
-        p_order = top_k(-done, min(k, len(p_index)))
+        c = SplitPool(trip, (s, r), mixed, prefix)
+        way_in = c.back_s + c.transfer_s if aware else c.back_s
+        done = (way_in + c.wait_s + c.prefill_s)[p_at]
+        p_order = top_k(-done, min(k, len(p_at)))
         best_p = p_order[0]
-        uncached = request.prompt_tokens * (1.0 - ep.cached_fraction[best_p])
+        best_q = int(p_at[best_p])
+        cached = 0.0 if c.cached is None else c.cached[best_q] / request.prompt_tokens
+        uncached = request.prompt_tokens * (1.0 - cached)
         if uncached <= self.threshold_tokens:
             return None
-        dec = Candidates(fleet, request, d_index, trip.dynamic)
         model = fleet.model_index[request.model]
         kv_bytes = request.prompt_tokens * fleet.kv_per_token[model]
-        d_sites = fleet.node_site[d_index]
-        d_wait = decode_wait_s(dec)
-        d_back = dec.routes[:, 0] / 2  # the first token's way back to the source
-
-        site = fleet.node_site[p_index[best_p]]
-        transfer = fleet.kv_rtt_s[site, d_sites]
+        # Over the whole pool (one pass), then the decode nodes' positions.
+        site = sites[best_q]
+        transfer = fleet.kv_rtt_s[site].take(sites)
         if aware:
-            transfer = transfer + kv_bytes * fleet.kv_s_per_byte[site, d_sites]
-        ttft = np.maximum(done[best_p] + transfer, d_wait) + d_back
+            transfer = transfer + kv_bytes * fleet.kv_s_per_byte[site].take(sites)
+        ttft = np.maximum(done[best_p] + transfer, c.decode_wait_s) + c.back_s
         ttft_target = slo_targets_s(request, fleet.topology)[0]
-        load = (dec.dynamic[:, D_QUEUE] + dec.dynamic[:, D_RUNNING]) / dec.static[:, S_MAX_BATCH]
-        score = -(ttft / ttft_target + self.LOAD_WEIGHT * load)
+        score = -(ttft / ttft_target + self.LOAD_WEIGHT * c.load)[d_at]
+        reachable = score == score  # not NaN: a link joins the two sites
         # A node paired with itself is a one-node answer, which the mixed side already has.
-        reachable = ~np.isnan(score) & (d_index != p_index[best_p])
+        self_at = int(np.searchsorted(d_at, best_q))
+        if self_at < len(d_at) and d_at[self_at] == best_q:
+            reachable[self_at] = False
         if not reachable.any():
             return None
         score = np.where(reachable, score, -np.inf)
-        d_order = [j for j in top_k(score, min(k, len(d_index))) if reachable[j]]
-        best_d = d_order[0]
+        d_order = [j for j in top_k(score, min(k, len(d_at))) if reachable[j]]
+        best_d = int(d_at[d_order[0]])
         # Against the one-node answer the split would replace: the scorer's pick (its
-        # estimates when the scorer made them, else the pick's alone).
+        # estimates when the scorer made them, else the pick's from the pool's columns).
         mixed_ttft: float | None = None
         if order:
             pick = order[0]
             em = mixed.estimated
-            if em is None:
-                keep = np.zeros(len(mixed), dtype=bool)
-                keep[pick] = True
-                em, pick = mixed.take(keep).est, 0
-            one_node = em.ttft_s[pick] - (0.0 if aware else em.transfer_s[pick])
+            if em is not None:
+                one_node = em.ttft_s[pick] - (0.0 if aware else em.transfer_s[pick])
+            else:
+                q = int(np.searchsorted(pool, mixed.index[pick]))
+                one_node = c.ttft_s(q) - (0.0 if aware else float(c.transfer_s[q]))
             mixed_ttft = float(one_node)
             if ttft[best_d] >= mixed_ttft:
                 return None
         answers: list[Pair] = []
-        ttfts, transfers = ttft.tolist(), transfer.tolist()
         for j, d in enumerate(d_order):
             p = p_order[j] if j < len(p_order) else best_p
-            pair_ttft, pair_transfer = ttfts[d], transfers[d]
+            dq = int(d_at[d])
+            pair_ttft, pair_transfer = float(ttft[dq]), float(transfer[dq])
             if p != best_p:  # the j-th fallback pairs the j-th decode and prefill nodes
-                a, b = fleet.node_site[p_index[p]], d_sites[d]
+                pq = int(p_at[p])
+                a, b = sites[pq], sites[dq]
                 x = float(fleet.kv_rtt_s[a, b])
                 if aware:
                     x += kv_bytes * float(fleet.kv_s_per_byte[a, b])
-                if x == x and p_index[p] != d_index[d]:  # reachable, and two nodes
+                if x == x and pq != dq:  # reachable, and two nodes
                     pair_transfer = x
-                    pair_ttft = max(float(done[p]) + x, float(d_wait[d])) + float(d_back[d])
+                    pair_ttft = max(float(done[p]) + x, float(c.decode_wait_s[dq])) + float(
+                        c.back_s[dq]
+                    )
                 else:
                     p = best_p
             split = Split(kv_bytes, pair_transfer, pair_ttft, mixed_ttft)
-            answers.append(Pair(int(d_index[d]), int(p_index[p]), split))
+            answers.append(Pair(int(pool[dq]), int(pool[p_at[p]]), split))
         for j in order[: k - len(answers)]:
             answers.append(Pair(int(mixed.index[j])))
         return answers

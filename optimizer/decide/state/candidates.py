@@ -31,7 +31,7 @@ from optimizer.decide.state.fleet import (
     Fleet,
     StaticSplit,
 )
-from optimizer.decide.state.prefix import PrefixIndex
+from optimizer.decide.state.prefix import PrefixIndex, PrefixMatch
 from optimizer.decision import NodeView
 from optimizer.topology import Topology
 
@@ -48,6 +48,7 @@ class Candidates:
         "static",
         "dynamic",
         "_prefix",
+        "_match",
         "_routes",
         "_blocks",
         "_est",
@@ -76,6 +77,7 @@ class Candidates:
         self.index = index
         self.dynamic = dynamic[index]
         self._prefix = prefix
+        self._match: PrefixMatch | None = None
         self._routes: np.ndarray | None = None
         if split is not None and index is split.index:
             self.static = split.static
@@ -109,9 +111,20 @@ class Candidates:
             if not hashes or self._prefix is None:
                 self._blocks = np.zeros(len(self.index), dtype=np.float64)
             else:
-                model = self.fleet.model_index[self.request.model]
-                self._blocks = self._prefix.match(self.index, model, hashes)
+                self._blocks = self.prefix_match(self._prefix).on(self.index)
         return self._blocks
+
+    def prefix_match(self, prefix: PrefixIndex) -> PrefixMatch:
+        """The request's prefix hashes (at least one) matched on `prefix`: these candidates'
+        own match when `prefix` is theirs, which other node sets of the decision share (the
+        split stage's prefill pool), else a new one."""
+        if prefix is not self._prefix:
+            model = self.fleet.model_index[self.request.model]
+            return PrefixMatch(prefix, model, self.request.prefix_hashes)
+        if self._match is None:
+            model = self.fleet.model_index[self.request.model]
+            self._match = PrefixMatch(prefix, model, self.request.prefix_hashes)
+        return self._match
 
     @property
     def est(self) -> Estimates:
@@ -183,6 +196,7 @@ class Candidates:
         out.static = self.static[keep]
         out.dynamic = self.dynamic[keep]
         out._prefix = self._prefix
+        out._match = self._match
         out._routes = None if self._routes is None else self._routes[keep]
         out._blocks = None if self._blocks is None else self._blocks[keep]
         out._est = out._rows = None

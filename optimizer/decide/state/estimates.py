@@ -57,36 +57,9 @@ class Estimates:
         prompt = request.prompt_tokens
         prompt_bytes = PROMPT_BYTES_PER_TOKEN * prompt
         decode_tokens = max(request.max_output_tokens - 1, 0)
-        rate = s[:, S_PREFILL_RATE]
-        max_batch = s[:, S_MAX_BATCH]
-        queue = d[:, D_QUEUE]
-        running = d[:, D_RUNNING]
-        queued_tokens = d[:, D_QUEUED_TOKENS]
-        # Shortcuts below skip operations whose result is known (no prompt blocks: nothing
-        # cached; no queued tokens reported anywhere, as from exporters; no node decoding or
-        # full): the same numbers with fewer numpy calls. `np.count_nonzero` tests for any,
-        # at a fifth of `ndarray.any()`'s cost on a few candidates.
-        if prefix_blocks is not None:
-            cached = np.minimum(prefix_blocks * BLOCK_TOKENS, prompt)
-            prefill = (prompt - cached) / rate
-        else:
-            cached = np.zeros(len(rate))
-            prefill = prompt / rate
-        batch = np.minimum(running + 1, max_batch)
-        step = (s[:, S_STEP_MS] + s[:, S_STEP_MS_PER_SEQ] * batch) / 1000.0
-        # A node reporting no queued tokens is assumed to queue requests as long as this one.
-        if np.count_nonzero(queued_tokens):
-            queued = np.where(queued_tokens != 0, queued_tokens, queue * prompt)
-        else:
-            queued = queue * prompt
-        wait = queued / rate
-        busy = running != 0
-        if np.count_nonzero(busy):
-            wait = np.where(busy, wait + 0.5 * step, wait)
-        overflow = queue + running + 1 - max_batch
-        full = overflow > 0
-        if np.count_nonzero(full):
-            wait = np.where(full, wait + overflow / max_batch * TYPICAL_OUTPUT_TOKENS * step, wait)
+        cached, prefill, batch, step, _, wait = queue_and_prefill(prompt, s, d, prefix_blocks)
+        if cached is None:
+            cached = np.zeros(len(prefill))
         self.rtt_s = r[:, R_RTT_S]
         self.transfer_s = prompt_bytes * r[:, R_S_PER_BYTE]
         self.wait_s = wait
@@ -98,3 +71,45 @@ class Estimates:
         self.cost_usd = self.cost_usd + prompt_bytes * r[:, R_EGRESS_PER_BYTE]
         self.cached_fraction = cached / prompt if prompt else np.zeros(len(cached))
         self.same_site = r[:, R_SAME_SITE]
+
+
+def queue_and_prefill(
+    prompt: int, s: np.ndarray, d: np.ndarray, prefix_blocks: np.ndarray | None
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The terms of a prompt's prefill on each node of the static `s` and dynamic `d` rows:
+    its cached tokens (None when no prefix blocks are given: nothing cached), its uncached
+    prefill seconds, the decode batch it would join and that batch's step seconds, how far
+    past the batch limit it would queue (negative: room left) and its queue wait in seconds.
+    `Estimates` and the split stage's prefill pool (`optimizer.decide.pickers.split`) both
+    take them from here, so a node's numbers are the same to the last bit in either."""
+    rate = s[:, S_PREFILL_RATE]
+    max_batch = s[:, S_MAX_BATCH]
+    queue = d[:, D_QUEUE]
+    running = d[:, D_RUNNING]
+    queued_tokens = d[:, D_QUEUED_TOKENS]
+    # Shortcuts below skip operations whose result is known (no prompt blocks: nothing
+    # cached; no queued tokens reported anywhere, as from exporters; no node decoding or
+    # full): the same numbers with fewer numpy calls. `np.count_nonzero` tests for any,
+    # at a fifth of `ndarray.any()`'s cost on a few candidates.
+    cached: np.ndarray | None = None
+    if prefix_blocks is not None:
+        cached = np.minimum(prefix_blocks * BLOCK_TOKENS, prompt)
+        prefill = (prompt - cached) / rate
+    else:
+        prefill = prompt / rate
+    batch = np.minimum(running + 1, max_batch)
+    step = (s[:, S_STEP_MS] + s[:, S_STEP_MS_PER_SEQ] * batch) / 1000.0
+    # A node reporting no queued tokens is assumed to queue requests as long as this one.
+    if np.count_nonzero(queued_tokens):
+        queued = np.where(queued_tokens != 0, queued_tokens, queue * prompt)
+    else:
+        queued = queue * prompt
+    wait = queued / rate
+    busy = running != 0
+    if np.count_nonzero(busy):
+        wait = np.where(busy, wait + 0.5 * step, wait)
+    overflow = queue + running + 1 - max_batch
+    full = overflow > 0
+    if np.count_nonzero(full):
+        wait = np.where(full, wait + overflow / max_batch * TYPICAL_OUTPUT_TOKENS * step, wait)
+    return cached, prefill, batch, step, overflow, wait

@@ -184,26 +184,75 @@ class PrefixIndex:
     def match(self, index: np.ndarray, model_index: int, hashes: tuple[int, ...]) -> np.ndarray:
         """`PrefixCache.match` on the nodes in `index` (ascending), as float64; only the
         nodes holding the prompt's first block are asked."""
+        return PrefixMatch(self, model_index, hashes).on(index)
+
+
+class PrefixMatch:
+    """One prompt's blocks matched on a `PrefixIndex`, for any node set of one decision: the
+    split stage asks its prefill pool after the scorer asked the mixed candidates
+    (`optimizer.decide.pickers.split`), and with an inverted index the walk of the block
+    holders, most of a match's cost, is done once for both. Valid while the caches do not
+    change (one decision)."""
+
+    __slots__ = ("_prefix", "_model", "_hashes", "_nodes", "_counts", "_found", "_dense")
+
+    def __init__(self, prefix: PrefixIndex, model_index: int, hashes: tuple[int, ...]) -> None:
+        self._prefix = prefix
+        self._model = model_index
+        self._hashes = hashes
+        self._nodes: list[int] | None = None  # the holders' walk, once made
+        self._counts: list[int] = []
+        self._found: dict[int, int] | None = None
+        self._dense: np.ndarray | None = None
+
+    def on(self, index: np.ndarray) -> np.ndarray:
+        """Leading blocks of the prompt cached on each node of `index` (ascending), as
+        float64."""
         out = np.zeros(len(index), dtype=np.float64)
         if not len(index):
             return out
-        first = (hashes[0] << _MODEL_BITS) | model_index
-        caches = self.caches
-        if self.holders is None:
+        model_index, hashes = self._model, self._hashes
+        if self._prefix.holders is None:
+            first = (hashes[0] << _MODEL_BITS) | model_index
+            caches = self._prefix.caches
             for j, node in enumerate(index.tolist()):
                 cache = caches[node]
                 if cache is not None and first in cache._blocks:
                     out[j] = cache.match(model_index, hashes)
             return out
-        held = self.holders.get(first)
-        if not held:
+        nodes = self._nodes
+        if nodes is None:
+            nodes = self._walk()
+        if not nodes:
             return out
+        if len(index) <= _SMALL:  # numpy's fixed costs exceed a short Python pass
+            found = self._found
+            if found is None:
+                found = self._found = dict(zip(nodes, self._counts, strict=True))
+            return np.array([found.get(i, 0) for i in index.tolist()], dtype=np.float64)
+        dense = self._dense
+        if dense is None:
+            # Every node's count, once: each node set then takes its own in one gather
+            # (a third of the cost of placing the holders in it by binary search).
+            dense = self._dense = np.zeros(len(self._prefix.caches), dtype=np.float64)
+            dense[nodes] = self._counts
+        return dense.take(index)
+
+    def _walk(self) -> list[int]:
+        """The nodes holding the prompt's first block, with (`_counts`) how many leading
+        blocks each holds."""
+        holders = self._prefix.holders
+        assert holders is not None
+        model_index, hashes = self._model, self._hashes
+        nodes: list[int] = []
+        self._nodes = nodes
+        held = holders.get((hashes[0] << _MODEL_BITS) | model_index)
+        if not held:
+            return nodes
         # Walk the prompt's blocks with set intersections (in C): the nodes that drop out at
         # block j hold exactly j leading blocks; those left at the end hold them all.
-        holders = self.holders
-        nodes: list[int] = []
-        counts: list[int] = []
-        level = set(held)
+        counts = self._counts
+        level = held  # never changed below: each step makes new sets
         for j in range(1, len(hashes)):
             more = holders.get((hashes[j] << _MODEL_BITS) | model_index)
             kept = level & more if more else set()
@@ -216,11 +265,4 @@ class PrefixIndex:
                     break
         nodes.extend(level)
         counts.extend([len(hashes)] * len(level))
-        if len(index) <= _SMALL:  # numpy's fixed costs exceed a short Python pass
-            found = dict(zip(nodes, counts, strict=True))
-            return np.array([found.get(i, 0) for i in index.tolist()], dtype=np.float64)
-        where = np.array(nodes, dtype=np.int64)
-        positions = np.minimum(np.searchsorted(index, where), len(index) - 1)
-        found = index[positions] == where
-        out[positions[found]] = np.array(counts, dtype=np.float64)[found]
-        return out
+        return nodes
