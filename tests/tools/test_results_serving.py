@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from tools.results.model import Report
-from tools.results.serving import decision_api, learned_why, picker_scale_out, shared_view
+from tools.results.serving import (
+    decision_api,
+    learned_why,
+    picker_scale_out,
+    router_overhead,
+    shared_view,
+)
 
 
 def _cells(table: str) -> list[list[str]]:
@@ -59,3 +65,17 @@ def test_learned_why_gives_the_attribution_as_a_multiple_of_the_decision() -> No
     rows = [{"model": "m", "candidates": 7, "decide_us": 70.0, "explain_us": 175.0}]
     table = learned_why([Report("f", {"rows": rows})])
     assert _cells(table.split("\n\n")[0]) == [["m", "7", "70", "175", "2.5x"]]
+
+
+def test_router_overhead_puts_the_unloaded_run_first_and_converts_to_ms() -> None:
+    def run(rate: float, achieved: float) -> dict[str, Any]:
+        spread = {"p50": 5.25, "p99": 30.0}
+        return {"offered_rate_per_s": rate, "background_calls_per_s": achieved,
+                "probe_pairs": 300, "added_ms": spread, "router_ttft_ms": spread,
+                "direct_ttft_ms": spread, "router_cpu_us_per_call": 6900.0,
+                "decision_path_us_mean": 1170.0}  # fmt: skip
+
+    table = router_overhead([Report("rate-20", run(20, 3.14)), Report("rate-0", run(0, 0))])
+    rows = _cells(table.split("\n\n")[0])
+    assert rows[0] == ["none", "300", "5.2 / 30.0", "5.2 / 30.0", "5.2 / 30.0", "6.9", "1.17"]
+    assert rows[1][0] == "20/s → 3.1/s"

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from tools.results.model import Page, Table
 from tools.results.render import decision_latency
-from tools.results.serving import decision_api, learned_why, picker_scale_out, shared_view
+from tools.results.serving import (
+    decision_api,
+    learned_why,
+    picker_scale_out,
+    router_overhead,
+    shared_view,
+)
 
 SHARED_MACHINE = (
     "Measured on a 2-core machine shared with other work, the load generator on the same "
@@ -139,5 +145,27 @@ for n in 1 2 4; do
     tests/bench/bench_picker.py --runs picker --processes $n --seconds 5 --json $R/p$n-shared.json
 done""",
         render=picker_scale_out,
+    ),
+    Table(
+        slug="router-overhead",
+        page="routers",
+        title="What the router adds to a call's time to first token",
+        about=(
+            "`tests/bench/bench_router.py`: the single-site benchmark fleet (10 emulated nodes "
+            "in one `serve-fleet` process), `run_router` with `weighted-score` and its scraper, "
+            "the client in a third process; 300 probe pairs a run (one 1-token streamed call "
+            "through the router, then the same-sized call straight to the node it picked, "
+            "200-token unique prompts), without and with a background load of streamed "
+            "2,000-token calls through the router. " + SHARED_MACHINE + " Every process waits "
+            "for a core there, so the p99s are mostly that wait (the direct calls' own p99 "
+            "moves as much)."
+        ),
+        script="""\
+mkdir -p docs/results/reports/router-overhead
+for r in 0 20; do
+  nice .venv/bin/python tests/bench/bench_router.py --probes 300 --rate $r --port-base 19300 \\
+    --json > docs/results/reports/router-overhead/rate-$r.json
+done""",
+        render=router_overhead,
     ),
 )

@@ -107,3 +107,37 @@ def learned_why(reports: Sequence[Report]) -> str:
     ]
     header = ["model", "candidates", "decision µs", "attribution µs", "attribution / decision"]
     return markdown_table(header, rows) + "\n\nMedians of wall time over the repeats."
+
+
+def router_overhead(reports: Sequence[Report]) -> str:
+    """One row per background load: what the router adds to a probe's TTFT (p50 / p99 of the
+    pairs' differences), both TTFTs, the router's CPU per call and its own decision time."""
+
+    def spread(figures: dict[str, float]) -> str:
+        return f"{figures['p50']:.1f} / {figures['p99']:.1f}"
+
+    rows = []
+    for report in sorted(reports, key=lambda r: r.data["offered_rate_per_s"]):
+        data = report.data
+        offered = data["offered_rate_per_s"]
+        load = f"{offered:g}/s → {data['background_calls_per_s']:.1f}/s" if offered else "none"
+        rows.append(
+            [
+                load,
+                str(data["probe_pairs"]),
+                spread(data["added_ms"]),
+                spread(data["router_ttft_ms"]),
+                spread(data["direct_ttft_ms"]),
+                f"{data['router_cpu_us_per_call'] / 1000:.1f}",
+                f"{data['decision_path_us_mean'] / 1000:.2f}",
+            ]
+        )
+    header = ["background load (offered → achieved)", "probe pairs", "added TTFT p50 / p99 ms",
+              "through the router p50 / p99 ms", "direct p50 / p99 ms",
+              "router CPU ms per call", "parse + decide ms (mean)"]  # fmt: skip
+    legend = (
+        "Router CPU per call is the router process's user + system time over the calls it "
+        "served, background threads included; parse + decide is "
+        "`locus_router_overhead_seconds`, wall time."
+    )
+    return markdown_table(header, rows) + "\n\n" + legend
