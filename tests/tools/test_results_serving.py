@@ -24,12 +24,13 @@ def _http(rps: float, cpu_us: float) -> dict[str, float]:
 
 def test_decision_api_compares_single_batch_and_the_free_engine_with_the_single_endpoint() -> None:
     runs = {"raw": _http(20000, 25), "decide": _http(2000, 400), "half": _http(1000, 410),
-            "batch": _http(40, 20000), "free_batch": _http(250, 3500)}  # fmt: skip
+            "batch": _http(40, 20000), "free_batch": _http(250, 3500),
+            "free_single": _http(6000, 140)}  # fmt: skip
     data = {"fleet": "f.yaml", "nodes": 26, "workers": 1, "database": "SQLite", "seconds": 8}
     table = decision_api([Report("f", {**data, "batch_size": 100, "runs": runs})])
     row = _cells(table.split("\n\n")[0])[0]
     assert row[:5] == ["f.yaml (26 nodes)", "20,000", "2,000", "10% (6%)", "400"]
-    assert row[5:] == ["1.00 / 9.50", "4,000", "2.0x", "200", "12.5x"]
+    assert row[5:] == ["6,000 (140 µs)", "1.00 / 9.50", "4,000", "2.0x", "200", "12.5x"]
 
 
 def test_shared_view_has_a_row_per_reader_count_in_order() -> None:
