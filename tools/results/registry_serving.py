@@ -136,7 +136,7 @@ done""",
             "live view shared through Redis or not. " + SHARED_MACHINE
         ),
         script="""\
-mkdir -p docs/results/reports/picker-scale-out
+mkdir -p docs/results/reports/picker-scale-out/
 R=docs/results/reports/picker-scale-out
 for n in 1 2 4; do
   REDIS_URL= LOCUS_SHARED_VIEW_URL= nice .venv/bin/python tests/bench/bench_picker.py \\
