@@ -9,6 +9,7 @@ from tools.results.serving import (
     decision_api,
     learned_why,
     picker_scale_out,
+    receipts,
     router_overhead,
     shared_view,
 )
@@ -80,3 +81,10 @@ def test_router_overhead_puts_the_unloaded_run_first_and_converts_to_ms() -> Non
     rows = _cells(table.split("\n\n")[0])
     assert rows[0] == ["none", "300", "5.2 / 30.0", "5.2 / 30.0", "5.2 / 30.0", "6.9", "1.17"]
     assert rows[1][0] == "20/s → 3.1/s"
+
+
+def test_receipts_gives_each_round_what_the_candidates_add() -> None:
+    report = {"candidates": 5, "rounds": [{"none_us": 50.0, "top_us": 68.0}]}
+    table = receipts([Report("f", report)])
+    assert "top 5 estimated µs" in table
+    assert _cells(table.split("\n\n")[0]) == [["1", "50.0", "68.0", "+18.0", "1.36x"]]

@@ -11,6 +11,7 @@ from tools.results.serving import (
     decision_api,
     learned_why,
     picker_scale_out,
+    receipts,
     router_overhead,
     shared_view,
 )
@@ -89,6 +90,22 @@ mkdir -p docs/results/reports/learned-why
 nice .venv/bin/python tests/bench/bench_learned_why.py \\
   --json docs/results/reports/learned-why/fleet-demo.json""",
         render=learned_why,
+    ),
+    Table(
+        slug="receipts",
+        page="decision-speed",
+        title="What a decision's receipt costs",
+        about=(
+            "The engine's `decide` plus `receipt_of` in process on the demo fleet (a scratch "
+            "SQLite database, no server), the top candidates estimated for the receipt as every "
+            "decision does, against none, alternating in the same run, 3,000 decisions a side "
+            "per round. " + SHARED_MACHINE
+        ),
+        script="""\
+mkdir -p docs/results/reports/receipts
+nice .venv/bin/python tests/bench/bench_receipts.py \\
+  --json docs/results/reports/receipts/fleet-demo.json""",
+        render=receipts,
     ),
     Table(
         slug="decision-api",

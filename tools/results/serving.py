@@ -146,3 +146,33 @@ def router_overhead(reports: Sequence[Report]) -> str:
         "`locus_router_overhead_seconds`, wall time."
     )
     return markdown_table(header, rows) + "\n\n" + legend
+
+
+def receipts(reports: Sequence[Report]) -> str:
+    """One row per round: median engine time per decision with the receipt's candidates
+    estimated and with none, alternating in the same process."""
+    rows = []
+    for report in reports:
+        data = report.data
+        for number, figures in enumerate(data["rounds"], start=1):
+            none, top = figures["none_us"], figures["top_us"]
+            rows.append(
+                [
+                    str(number),
+                    f"{none:.1f}",
+                    f"{top:.1f}",
+                    f"{top - none:+.1f}",
+                    f"{top / none:.2f}x",
+                ]
+            )
+    top_n = reports[0].data["candidates"]
+    header = [
+        "round",
+        "no candidate estimated µs",
+        f"top {top_n} estimated µs",
+        "added µs",
+        "ratio",
+    ]
+    return (
+        markdown_table(header, rows) + "\n\nMedians of wall time per decision (engine + receipt)."
+    )
