@@ -1,7 +1,8 @@
-"""Every generated table of docs/results/. Adding a table is one `Table(...)` entry here: a
-script that writes its reports into `docs/results/reports/<slug>/` and a renderer
-(tools/results/render.py); then `python -m tools.results --run SLUG` makes the reports and
-the page."""
+"""Every generated table of docs/results/: the evaluation tables here, the serving ones
+(decision speed, the router's overhead, scale-out) in tools/results/registry_serving.py,
+appended in order. Adding a table is one `Table(...)` entry: a script that writes its
+reports into `docs/results/reports/<slug>/` and a renderer (tools/results/render.py,
+serving.py, ...); then `python -m tools.results --run SLUG` makes the reports and the page."""
 
 from __future__ import annotations
 
