@@ -1,7 +1,7 @@
 """Benchmark of the decision API against a bare Django JSON endpoint, served the same way.
 
     .venv/bin/python tests/bench/bench_decisions.py [--seconds 10] [--workers 1] [--floor]
-        [--topology T.yaml]
+        [--topology T.yaml] [--json PATH]
 
 Starts uvicorn (production settings, the demo fleet, PostgreSQL and Redis when DATABASE_URL
 and REDIS_URL are set, else the embedded defaults), then drives it with `hey` (Debian's
@@ -29,6 +29,8 @@ with whatever else runs, CPU per request much less, so each goal is printed both
 Goals (issues #6 and #14, 2 cores): decisions ≥ 30% of the raw ASGI endpoint's requests/s;
 p99 < 10 ms at half the maximum; batch ≥ 10× the single endpoint's decisions/s. Prints
 figures, asserts nothing: the load generator shares the machine's two cores with the server.
+`--json PATH` also writes every run's figures (req/s, p50/p99 ms, server CPU µs per request)
+as JSON, the report docs/results/ renders (tools/results/serving.py).
 """
 
 from __future__ import annotations
@@ -166,6 +168,7 @@ def main() -> None:
         action="store_true",
         help="also load the batch endpoint of a server whose engine costs nothing",
     )
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
     if shutil.which("hey") is None:
         raise SystemExit("needs `hey` (apt-get install hey)")
@@ -255,6 +258,14 @@ def main() -> None:
         rows.append(("  same, engine costing nothing", floor))
         rows.append(("POST /placements, engine free", floor_single))
     _report(rows, raw=raw, bare=bare, decide=decide, half=half, batched=batched)
+    if args.json is not None:
+        runs = {"raw": raw, "bare": bare, "decide": decide, "half": half}
+        runs |= {"bare_half": bare_half, "batch": batched}
+        if floor is not None and floor_single is not None:
+            runs |= {"free_batch": floor, "free_single": floor_single}
+        report = {"fleet": args.topology.name, "nodes": nodes, "workers": args.workers}
+        report |= {"database": db, "seconds": args.seconds, "batch_size": 100, "runs": runs}
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
     if floor is not None and floor_single is not None:
         print(
             "ceilings with an engine costing nothing: single "

@@ -2,16 +2,18 @@
 pipeline against `pick_attribution` (integrated gradients, optimizer/decide/explain_learned.py)
 on the same candidates, for each model of the demo fleet, idle nodes.
 
-    .venv/bin/python tests/bench/bench_learned_why.py [--repeat 2000]
+    .venv/bin/python tests/bench/bench_learned_why.py [--repeat 2000] [--json PATH]
 
 Pure optimizer code in-process; prints medians of `--repeat` calls, asserts nothing. The
 attribution runs for one learned decision in LOCUS_LEARNED_EXPLAIN_EVERY, so its average cost
-per decision is its time divided by that.
+per decision is its time divided by that. `--json PATH` also writes the rows as JSON, the
+report docs/results/ renders (tools/results/serving.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 from collections.abc import Callable
@@ -43,6 +45,7 @@ def _median_us(call: Callable[[], object], repeat: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2000)
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args()
     fleet = Fleet(load_topology(FLEET))
     topology = fleet.topology
@@ -51,6 +54,7 @@ def main() -> None:
     pipeline = Pipeline([get_filter("constraints")])
     dynamic = np.zeros((fleet.size, DYNAMIC_COLUMNS))
     source = topology.sources[0]
+    rows = []
     print(f"{'model':<24} {'candidates':>10} {'decide µs':>10} {'explain µs':>11}")
     for model in topology.models:
         request = placement_request(
@@ -70,6 +74,13 @@ def main() -> None:
         print(
             f"{model.name:<24} {len(choice.candidates.names):>10} {decide:>10.0f} {explain:>11.0f}"
         )
+        rows.append(
+            {"model": model.name, "candidates": len(choice.candidates.names),
+             "decide_us": decide, "explain_us": explain}
+        )  # fmt: skip
+    if args.json is not None:
+        report = {"fleet": FLEET.name, "repeat": args.repeat, "rows": rows}
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
 
 
 if __name__ == "__main__":

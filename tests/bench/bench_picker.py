@@ -1,7 +1,7 @@
 """Benchmark of the Envoy endpoint picker (ext_proc) beside the REST decision fast path.
 
     .venv/bin/python tests/bench/bench_picker.py [--seconds 10] [--streams 16] [--clients 2]
-        [--processes 1] [--full] [--runs rest,picker,echo]
+        [--processes 1] [--full] [--runs rest,picker,echo] [--json PATH]
 
 Sets up a scratch database with the demo fleet (26 nodes, every one with an address), then
 measures, one server at a time, with the same kind of load loop for both:
@@ -26,18 +26,22 @@ prompt with optimizer/prompts.py would send.
 Goals (issue #16, 2 cores): ext_proc p99 < 5 ms at half its maximum; ext_proc decisions/s at
 least 80% of the REST path's. Prints figures, asserts nothing: the clients share the
 machine's two cores with the server, so each row also gives the server's and the clients'
-CPU time per request (all processes of each side).
+CPU time per request (all processes of each side). `--json PATH` also writes every run's
+figures as JSON, the report docs/results/ renders (tools/results/serving.py); it records
+whether the servers shared their live view (`LOCUS_SHARED_VIEW_URL`, by default `REDIS_URL`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -85,6 +89,7 @@ def main() -> None:
     parser.add_argument(
         "--runs", default="rest,picker,echo", help="which servers to measure (comma-separated)"
     )
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
     if args.driver == "h2load" and args.full:
         parser.error("--full needs the Python driver (h2load cannot wait for the answers)")
@@ -172,6 +177,30 @@ def main() -> None:
     if ext is not None:
         print(f"ext_proc p99 at half max: {ext[1]['p99_ms']:.2f} ms (goal < 5 ms)")
     print(f"load average after: {_loadavg()}")
+    if args.json is not None:
+        _write_json(args, {"rest": rest, "picker": ext, "echo": floor, "picker_full": full})
+
+
+def _write_json(args: argparse.Namespace, pairs: dict[str, Any]) -> None:
+    # The console reads LOCUS_SHARED_VIEW_URL, falling back to REDIS_URL (console/settings.py).
+    shared = os.environ.get("LOCUS_SHARED_VIEW_URL", os.environ.get("REDIS_URL", ""))
+    report = {
+        "fleet": FLEET.name,
+        "processes": args.processes,
+        "shared_view": bool(shared),
+        "seconds": args.seconds,
+        "streams": args.streams,
+        "clients": args.clients,
+        "driver": args.driver,
+        "cores": os.cpu_count(),
+        "load_average": {"before": LOAD_BEFORE, "after": _loadavg()},
+        "runs": {
+            name: {"max": pair[0], "half_max": pair[1]}
+            for name, pair in pairs.items()
+            if pair is not None
+        },
+    }
+    args.json.write_text(json.dumps(report, indent=2) + "\n")
 
 
 def _loadavg() -> str:

@@ -2,16 +2,18 @@
 RECEIPT_CANDIDATES candidates estimated (what every decision does, for its receipt) against
 none, in the same run, on the demo fleet.
 
-    .venv/bin/python tests/bench/bench_receipts.py [--decisions 3000] [--rounds 3]
+    .venv/bin/python tests/bench/bench_receipts.py [--decisions 3000] [--rounds 3] [--json PATH]
 
 Runs in-process on a scratch SQLite database (no server, no load generator): the engine's
 `decide` plus `receipt_of`, which is all a receipt adds to the request path (the recorder
-thread serialises it with the record). Prints figures, asserts nothing.
+thread serialises it with the record). Prints figures, asserts nothing. `--json PATH` also
+writes each round's medians as JSON, the report docs/results/ renders (tools/results/serving.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -27,6 +29,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--decisions", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="also write the rounds as JSON here")
     args = parser.parse_args()
 
     sys.path.insert(0, str(REPO))
@@ -72,6 +75,7 @@ def main() -> None:
         return statistics.median(times) * 1e6
 
     shipped = core.RECEIPT_CANDIDATES
+    rounds = []
     for round_ in range(args.rounds):
         none, top = median_us(0), median_us(shipped)
         print(
@@ -79,6 +83,10 @@ def main() -> None:
             f"0 candidates {none:.1f} µs, top {shipped} {top:.1f} µs "
             f"(+{top - none:.1f} µs, {top / none:.2f}x)"
         )
+        rounds.append({"none_us": none, "top_us": top})
+    if args.json is not None:
+        report = {"fleet": FLEET.name, "decisions": args.decisions, "candidates": shipped}
+        args.json.write_text(json.dumps({**report, "rounds": rounds}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,18 +1,21 @@
-"""Every generated table of docs/results/. Adding a table is one `Table(...)` entry here: a
-script that writes its reports into `docs/results/reports/<slug>/` and a renderer
-(tools/results/render.py); then `python -m tools.results --run SLUG` makes the reports and
-the page."""
+"""Every generated table of docs/results/: the evaluation tables here, the serving ones
+(decision speed, the router's overhead, scale-out) in tools/results/registry_serving.py,
+appended in order. Adding a table is one `Table(...)` entry: a script that writes its
+reports into `docs/results/reports/<slug>/` and a renderer (tools/results/render.py,
+serving.py, ...); then `python -m tools.results --run SLUG` makes the reports and the page."""
 
 from __future__ import annotations
 
 from tools.results.heldout import heldout_suite
 from tools.results.model import Page, Table
 from tools.results.pd import pd_split
-from tools.results.render import calibration, comparison, deciders, decision_latency
+from tools.results.registry_serving import PAGES as SERVING_PAGES
+from tools.results.registry_serving import TABLES as SERVING_TABLES
+from tools.results.render import calibration, comparison, deciders
 from tools.results.routers import routers
 from tools.results.trust_region import trust_region
 
-PAGES = (
+PAGES: tuple[Page, ...] = (
     Page(
         "learned-policy",
         "The learned policies against the heuristics",
@@ -64,7 +67,7 @@ HEURISTICS = (
     "prefix-aware,kv-aware"
 )
 
-TABLES = (
+TABLES: tuple[Table, ...] = (
     Table(
         slug="router-bench",
         page="routers",
@@ -198,24 +201,6 @@ rm docs/results/reports/ppo-fleet-demo/*.png  # evaluate's plots: not kept""",
         render=comparison("optimizer/trained/ppo-fleet-demo", "ppo-fleet-demo"),
     ),
     Table(
-        slug="bench-decide",
-        page="decision-speed",
-        title="One decision, by policy and fleet size",
-        about=(
-            "CPU time of one decision (hard constraints, scores, the pick and its fallbacks) "
-            "for 8 to 1,000 candidate nodes, in one process on one thread, for every built-in "
-            "heuristic and the generalist. Each decision path the JSON reports is a row: "
-            "`kernel` is the vectorised decision code that serves, `reference` the per-node "
-            "code kept as its test oracle. Measured on a 2-core machine shared with other work."
-        ),
-        script="""\
-mkdir -p docs/results/reports/bench-decide
-.venv/bin/python -m optimizer bench-decide --topology optimizer/topologies/fleet-demo.yaml \\
-  --policy generalist --cpu-time --repeats 500 --json \\
-  > docs/results/reports/bench-decide/fleet-demo.json""",
-        render=decision_latency,
-    ),
-    Table(
         slug="calibration-known-truth",
         page="twin",
         title="Calibration against a known truth",
@@ -281,27 +266,10 @@ nice .venv/bin/python -m tools.pd_grid --seeds 0,1,2 --limit 2000 --utilisations
   --telemetry-interval 10 --out docs/results/reports/pd-split/grid.json""",
         render=pd_split,
     ),
-    Table(
-        slug="bench-decide-pd",
-        page="decision-speed",
-        title="A split decision beside a one-node decision, on P/D pools",
-        about=(
-            "`bench-decide --split pd-threshold` on copies of the P/D fleet's nodes (their roles "
-            "kept) for 8 to 1,000 candidates: `kernel` is the one-node decision (the roles "
-            "filter runs), `split` the same pipeline ending with the split stage on an "
-            "8,000-token prompt, which prices every prefill and decode node (on these random "
-            "states it keeps the one-node answer; the work is the same either way), "
-            "`reference` the per-node oracle. CPU time, on a 2-core machine shared with other "
-            "work."
-        ),
-        script="""\
-mkdir -p docs/results/reports/bench-decide-pd
-.venv/bin/python -m optimizer bench-decide --topology optimizer/topologies/pd-two-regions.yaml \\
-  --split pd-threshold --cpu-time --repeats 300 --json \\
-  > docs/results/reports/bench-decide-pd/pd-two-regions.json""",
-        render=decision_latency,
-    ),
 )
+
+PAGES += SERVING_PAGES
+TABLES += SERVING_TABLES
 
 # The table the repository's README shows.
 README_TABLE = "heldout-suite"

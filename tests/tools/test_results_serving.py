@@ -1,0 +1,90 @@
+"""tools/results/serving.py: the serving benchmarks' reports render into the right cells."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tools.results.model import Report
+from tools.results.serving import (
+    decision_api,
+    learned_why,
+    picker_scale_out,
+    receipts,
+    router_overhead,
+    shared_view,
+)
+
+
+def _cells(table: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+
+
+def _http(rps: float, cpu_us: float) -> dict[str, float]:
+    return {"rps": rps, "p50_ms": 1.0, "p99_ms": 9.5, "cpu_us": cpu_us}
+
+
+def test_decision_api_compares_single_batch_and_the_free_engine_with_the_single_endpoint() -> None:
+    runs = {"raw": _http(20000, 25), "decide": _http(2000, 400), "half": _http(1000, 410),
+            "batch": _http(40, 20000), "free_batch": _http(250, 3500),
+            "free_single": _http(6000, 140)}  # fmt: skip
+    data = {"fleet": "f.yaml", "nodes": 26, "workers": 1, "database": "SQLite", "seconds": 8}
+    table = decision_api([Report("f", {**data, "batch_size": 100, "runs": runs})])
+    row = _cells(table.split("\n\n")[0])[0]
+    assert row[:5] == ["f.yaml (26 nodes)", "20,000", "2,000", "10% (6%)", "400"]
+    assert row[5:] == ["6,000 (140 µs)", "1.00 / 9.50", "4,000", "2.0x", "200", "12.5x"]
+
+
+def test_shared_view_has_a_row_per_reader_count_in_order() -> None:
+    def run(readers: int, p50: float) -> dict[str, Any]:
+        lag = {"p50": p50, "p90": 2 * p50, "p99": 3 * p50, "max": 4 * p50, "mean": p50}
+        return {"readers": readers, "rate_per_s": 500.0, "batch_ms": 5.0, "sent": 5000,
+                "lag_ms": lag}  # fmt: skip
+
+    rows = _cells(shared_view([Report("readers-3", run(3, 2.0)), Report("r1", run(1, 5.44))]))
+    assert rows[0] == ["1", "500", "5", "5,000", "5.4", "10.9", "16.3", "21.8"]
+    assert rows[1][0] == "3"
+
+
+def test_picker_scale_out_orders_by_processes_then_the_view_off_before_on() -> None:
+    def run(processes: int, shared: bool, rps: float) -> dict[str, Any]:
+        peak = {"rps": rps, "p50_ms": 3.0, "p99_ms": 8.0, "server_cpu_us": 1500.0}
+        return {"processes": processes, "shared_view": shared,
+                "load_average": {"before": "4.10 3.00 2.00"},
+                "runs": {"picker": {"max": peak, "half_max": peak}}}  # fmt: skip
+
+    reports = [Report("a", run(2, True, 900)), Report("b", run(1, False, 517)),
+               Report("c", run(1, True, 426))]  # fmt: skip
+    rows = _cells(picker_scale_out(reports))
+    assert [row[:3] for row in rows] == [
+        ["1", "off", "517"],
+        ["1", "on", "426"],
+        ["2", "on", "900"],
+    ]
+    assert rows[0][3:] == ["3.00 / 8.00", "1,500", "4.10"]
+
+
+def test_learned_why_gives_the_attribution_as_a_multiple_of_the_decision() -> None:
+    rows = [{"model": "m", "candidates": 7, "decide_us": 70.0, "explain_us": 175.0}]
+    table = learned_why([Report("f", {"rows": rows})])
+    assert _cells(table.split("\n\n")[0]) == [["m", "7", "70", "175", "2.5x"]]
+
+
+def test_router_overhead_puts_the_unloaded_run_first_and_converts_to_ms() -> None:
+    def run(rate: float, achieved: float) -> dict[str, Any]:
+        spread = {"p50": 5.25, "p99": 30.0}
+        return {"offered_rate_per_s": rate, "background_calls_per_s": achieved,
+                "probe_pairs": 300, "added_ms": spread, "router_ttft_ms": spread,
+                "direct_ttft_ms": spread, "router_cpu_us_per_call": 6900.0,
+                "decision_path_us_mean": 1170.0}  # fmt: skip
+
+    table = router_overhead([Report("rate-20", run(20, 3.14)), Report("rate-0", run(0, 0))])
+    rows = _cells(table.split("\n\n")[0])
+    assert rows[0] == ["none", "300", "5.2 / 30.0", "5.2 / 30.0", "5.2 / 30.0", "6.9", "1.17"]
+    assert rows[1][0] == "20/s → 3.1/s"
+
+
+def test_receipts_gives_each_round_what_the_candidates_add() -> None:
+    report = {"candidates": 5, "rounds": [{"none_us": 50.0, "top_us": 68.0}]}
+    table = receipts([Report("f", report)])
+    assert "top 5 estimated µs" in table
+    assert _cells(table.split("\n\n")[0]) == [["1", "50.0", "68.0", "+18.0", "1.36x"]]

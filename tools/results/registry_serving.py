@@ -1,0 +1,188 @@
+"""The serving tables of docs/results/: the decision-speed page (one decision in process, a
+split decision, explaining a learned decision, the decision API over HTTP) and the scale-out
+page (the shared live view's staleness, the endpoint picker's throughput by process count).
+Kept apart from tools/results/registry.py, which lists them after its own."""
+
+from __future__ import annotations
+
+from tools.results.model import Page, Table
+from tools.results.render import decision_latency
+from tools.results.serving import (
+    decision_api,
+    learned_why,
+    picker_scale_out,
+    receipts,
+    router_overhead,
+    shared_view,
+)
+
+SHARED_MACHINE = (
+    "Measured on a 2-core machine shared with other work, the load generator on the same "
+    "cores: throughput and tail latency are low and noisy, and the server's CPU time per "
+    "decision is the steadier figure."
+)
+
+PAGES = (
+    Page(
+        "scale-out",
+        "Several decider processes",
+        "What sharing the live view through Redis costs in staleness, and what the endpoint "
+        "picker decides with one, two or four processes, the view shared or not "
+        "([several deciders](../deploying.md#several-deciders-what-is-lost-without-a-shared-"
+        "view), [the shared live view](../deploying.md#the-shared-live-view)).",
+    ),
+)
+
+TABLES = (
+    Table(
+        slug="bench-decide",
+        page="decision-speed",
+        title="One decision, by policy and fleet size",
+        about=(
+            "CPU time of one decision (hard constraints, scores, the pick and its fallbacks) "
+            "for 8 to 1,000 candidate nodes, in one process on one thread, for every built-in "
+            "heuristic and the generalist. Each decision path the JSON reports is a row: "
+            "`kernel` is the vectorised decision code that serves, `reference` the per-node "
+            "code kept as its test oracle. Measured on a 2-core machine shared with other work."
+        ),
+        script="""\
+mkdir -p docs/results/reports/bench-decide
+.venv/bin/python -m optimizer bench-decide --topology optimizer/topologies/fleet-demo.yaml \\
+  --policy generalist --cpu-time --repeats 500 --json \\
+  > docs/results/reports/bench-decide/fleet-demo.json""",
+        render=decision_latency,
+    ),
+    Table(
+        slug="bench-decide-pd",
+        page="decision-speed",
+        title="A split decision beside a one-node decision, on P/D pools",
+        about=(
+            "`bench-decide --split pd-threshold` on copies of the P/D fleet's nodes (their roles "
+            "kept) for 8 to 1,000 candidates: `kernel` is the one-node decision (the roles "
+            "filter runs), `split` the same pipeline ending with the split stage on an "
+            "8,000-token prompt, which prices every prefill and decode node (on these random "
+            "states it keeps the one-node answer; the work is the same either way), "
+            "`reference` the per-node oracle. CPU time, on a 2-core machine shared with other "
+            "work."
+        ),
+        script="""\
+mkdir -p docs/results/reports/bench-decide-pd
+.venv/bin/python -m optimizer bench-decide --topology optimizer/topologies/pd-two-regions.yaml \\
+  --split pd-threshold --cpu-time --repeats 300 --json \\
+  > docs/results/reports/bench-decide-pd/pd-two-regions.json""",
+        render=decision_latency,
+    ),
+    Table(
+        slug="learned-why",
+        page="decision-speed",
+        title="Explaining a learned decision",
+        about=(
+            "The shipped generalist's decision through the pipeline against its attribution "
+            "(`pick_attribution`: integrated gradients, 32 steps, "
+            "`optimizer/decide/explain_learned.py`) on the same candidates, for each model of "
+            "the demo fleet, idle nodes, in process. The attribution runs only for decisions "
+            'sent with `"explain": true` and one in `LOCUS_LEARNED_EXPLAIN_EVERY` of the others '
+            "([receipts](../dashboard.md#receipts-why-a-decision-went-where-it-did)). "
+            + SHARED_MACHINE
+        ),
+        script="""\
+mkdir -p docs/results/reports/learned-why
+nice .venv/bin/python tests/bench/bench_learned_why.py \\
+  --json docs/results/reports/learned-why/fleet-demo.json""",
+        render=learned_why,
+    ),
+    Table(
+        slug="receipts",
+        page="decision-speed",
+        title="What a decision's receipt costs",
+        about=(
+            "The engine's `decide` plus `receipt_of` in process on the demo fleet (a scratch "
+            "SQLite database, no server), the top candidates estimated for the receipt as every "
+            "decision does, against none, alternating in the same run, 3,000 decisions a side "
+            "per round. " + SHARED_MACHINE
+        ),
+        script="""\
+mkdir -p docs/results/reports/receipts
+nice .venv/bin/python tests/bench/bench_receipts.py \\
+  --json docs/results/reports/receipts/fleet-demo.json""",
+        render=receipts,
+    ),
+    Table(
+        slug="decision-api",
+        page="decision-speed",
+        title="The decision API over HTTP",
+        about=(
+            "`POST /api/v1/placements` and `POST /api/v1/placements:batch` (100 requests a "
+            "call) on one uvicorn worker, driven by `hey`, beside a raw ASGI app answering a "
+            "constant JSON body under the same server and load (the limit any endpoint can "
+            "reach) and a server whose engine costs nothing (`tests/bench/free_engine.py`: the "
+            "most any faster engine could give). The demo fleet, SQLite. " + SHARED_MACHINE
+        ),
+        script="""\
+mkdir -p docs/results/reports/decision-api
+DATABASE_URL= REDIS_URL= nice .venv/bin/python tests/bench/bench_decisions.py --seconds 8 \\
+  --floor --json docs/results/reports/decision-api/fleet-demo.json""",
+        render=decision_api,
+    ),
+    Table(
+        slug="shared-view",
+        page="scale-out",
+        title="The shared view's staleness",
+        about=(
+            "Publish-to-visible delay of a send through the shared view: one publisher process "
+            "at 500 sends/s for 10 s, one or three reader processes on the same stream, each "
+            "noting the wall clock minus the send's stamp as it merges it (one host, so no "
+            "clock skew), local Redis, 5 ms batches. No engine decides: the figure is the "
+            "transport's. " + SHARED_MACHINE
+        ),
+        script="""\
+mkdir -p docs/results/reports/shared-view
+for r in 1 3; do
+  REDIS_URL=redis://127.0.0.1:6379/11 nice .venv/bin/python tests/bench/bench_sharedview.py \\
+    --readers $r --json > docs/results/reports/shared-view/readers-$r.json
+done""",
+        render=shared_view,
+    ),
+    Table(
+        slug="picker-scale-out",
+        page="scale-out",
+        title="The endpoint picker by process count",
+        about=(
+            "The ext_proc request path (`run_picker --processes N`) on the demo fleet, 16 "
+            "concurrent streams from 2 client processes on the same 2 cores, 5 s per run, the "
+            "live view shared through Redis or not. " + SHARED_MACHINE
+        ),
+        script="""\
+mkdir -p docs/results/reports/picker-scale-out/
+R=docs/results/reports/picker-scale-out
+for n in 1 2 4; do
+  REDIS_URL= LOCUS_SHARED_VIEW_URL= nice .venv/bin/python tests/bench/bench_picker.py \\
+    --runs picker --processes $n --seconds 5 --json $R/p$n-own.json
+  REDIS_URL= LOCUS_SHARED_VIEW_URL=redis://127.0.0.1:6379/11 nice .venv/bin/python \\
+    tests/bench/bench_picker.py --runs picker --processes $n --seconds 5 --json $R/p$n-shared.json
+done""",
+        render=picker_scale_out,
+    ),
+    Table(
+        slug="router-overhead",
+        page="routers",
+        title="What the router adds to a call's time to first token",
+        about=(
+            "`tests/bench/bench_router.py`: the single-site benchmark fleet (10 emulated nodes "
+            "in one `serve-fleet` process), `run_router` with `weighted-score` and its scraper, "
+            "the client in a third process; 300 probe pairs a run (one 1-token streamed call "
+            "through the router, then the same-sized call straight to the node it picked, "
+            "200-token unique prompts), without and with a background load of streamed "
+            "2,000-token calls through the router. " + SHARED_MACHINE + " Every process waits "
+            "for a core there, so the p99s are mostly that wait (the direct calls' own p99 "
+            "moves as much)."
+        ),
+        script="""\
+mkdir -p docs/results/reports/router-overhead
+for r in 0 20; do
+  nice .venv/bin/python tests/bench/bench_router.py --probes 300 --rate $r --port-base 19300 \\
+    --json > docs/results/reports/router-overhead/rate-$r.json
+done""",
+        render=router_overhead,
+    ),
+)

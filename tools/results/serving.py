@@ -1,0 +1,178 @@
+"""Markdown renderers of the serving benchmarks' reports: the decision API over HTTP
+(`tests/bench/bench_decisions.py --json`), the shared live view's staleness
+(`tests/bench/bench_sharedview.py --json`) and the endpoint picker's throughput by process
+count (`tests/bench/bench_picker.py --json`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tools.results.model import Report
+from tools.results.render import markdown_table
+
+
+def decision_api(reports: Sequence[Report]) -> str:
+    """One row per fleet: what the HTTP endpoints decide per second beside the raw ASGI limit,
+    the server's CPU time per decision, the single endpoint's latency at half its maximum, and
+    the batch endpoint against the single one and against an engine costing nothing."""
+    rows = []
+    for report in reports:
+        data, runs = report.data, report.data["runs"]
+        raw, decide, half, batch = runs["raw"], runs["decide"], runs["half"], runs["batch"]
+        size = data["batch_size"]
+        batch_rate = batch["rps"] * size
+        free = runs.get("free_batch")
+        ceiling = f"{free['rps'] * size / decide['rps']:.1f}x" if free else "–"
+        alone = runs.get("free_single")
+        single_free = f"{alone['rps']:,.0f} ({alone['cpu_us']:,.0f} µs)" if alone else "–"
+        rows.append(
+            [
+                f"{data['fleet']} ({data['nodes']:,} nodes)",
+                f"{raw['rps']:,.0f}",
+                f"{decide['rps']:,.0f}",
+                f"{decide['rps'] / raw['rps']:.0%} ({raw['cpu_us'] / decide['cpu_us']:.0%})",
+                f"{decide['cpu_us']:,.0f}",
+                single_free,
+                f"{half['p50_ms']:.2f} / {half['p99_ms']:.2f}",
+                f"{batch_rate:,.0f}",
+                f"{batch_rate / decide['rps']:.1f}x",
+                f"{batch['cpu_us'] / size:,.0f}",
+                ceiling,
+            ]
+        )
+    header = ["fleet", "raw ASGI req/s", "/placements decisions/s", "share of raw (by CPU)",
+              "server CPU µs / decision",
+              "engine costing nothing: decisions/s (server CPU µs / decision)",
+              "p50 / p99 ms at half max", "batch decisions/s",
+              "batch / single", "batch server CPU µs / decision",
+              "batch ceiling (engine costing nothing)"]  # fmt: skip
+    first = reports[0].data
+    legend = (
+        f"{first['workers']} uvicorn worker(s), {first['database']}, {first['seconds']} s per "
+        f"run, batches of {first['batch_size']}. Requests/s move with whatever else shares the "
+        "cores; the server's CPU time per request much less."
+    )
+    return markdown_table(header, rows) + "\n\n" + legend
+
+
+def shared_view(reports: Sequence[Report]) -> str:
+    """One row per run: publish-to-visible delay of the shared view's sends, by reader count."""
+    rows = []
+    for report in sorted(reports, key=lambda r: r.data["readers"]):
+        data, lag = report.data, report.data["lag_ms"]
+        rows.append(
+            [
+                str(data["readers"]),
+                f"{data['rate_per_s']:g}",
+                f"{data['batch_ms']:g}",
+                f"{data['sent']:,}",
+                *(f"{lag[q]:.1f}" for q in ("p50", "p90", "p99", "max")),
+            ]
+        )
+    header = ["readers", "sends/s", "batch ms", "sends", "p50 ms", "p90 ms", "p99 ms", "max ms"]
+    return markdown_table(header, rows)
+
+
+def picker_scale_out(reports: Sequence[Report]) -> str:
+    """One row per run: the endpoint picker's decisions/s at most, its latency at half that,
+    and the server's CPU time per decision, by process count and shared view on or off."""
+    rows = []
+    ordered = sorted(reports, key=lambda r: (r.data["processes"], r.data["shared_view"]))
+    for report in ordered:
+        data = report.data
+        peak, half = data["runs"]["picker"]["max"], data["runs"]["picker"]["half_max"]
+        rows.append(
+            [
+                str(data["processes"]),
+                "on" if data["shared_view"] else "off",
+                f"{peak['rps']:,.0f}",
+                f"{half['p50_ms']:.2f} / {half['p99_ms']:.2f}",
+                f"{peak['server_cpu_us']:,.0f}",
+                data["load_average"]["before"].split()[0],
+            ]
+        )
+    header = ["processes", "shared view", "decisions/s at most", "p50 / p99 ms at half max",
+              "server CPU µs / decision", "load average before"]  # fmt: skip
+    return markdown_table(header, rows)
+
+
+def learned_why(reports: Sequence[Report]) -> str:
+    """One row per model: the learned decision through the pipeline against its attribution
+    (integrated gradients) on the same candidates, medians in µs."""
+    rows = [
+        [
+            row["model"],
+            str(row["candidates"]),
+            f"{row['decide_us']:,.0f}",
+            f"{row['explain_us']:,.0f}",
+            f"{row['explain_us'] / row['decide_us']:.1f}x",
+        ]
+        for report in reports
+        for row in report.data["rows"]
+    ]
+    header = ["model", "candidates", "decision µs", "attribution µs", "attribution / decision"]
+    return markdown_table(header, rows) + "\n\nMedians of wall time over the repeats."
+
+
+def router_overhead(reports: Sequence[Report]) -> str:
+    """One row per background load: what the router adds to a probe's TTFT (p50 / p99 of the
+    pairs' differences), both TTFTs, the router's CPU per call and its own decision time."""
+
+    def spread(figures: dict[str, float]) -> str:
+        return f"{figures['p50']:.1f} / {figures['p99']:.1f}"
+
+    rows = []
+    for report in sorted(reports, key=lambda r: r.data["offered_rate_per_s"]):
+        data = report.data
+        offered = data["offered_rate_per_s"]
+        load = f"{offered:g}/s → {data['background_calls_per_s']:.1f}/s" if offered else "none"
+        rows.append(
+            [
+                load,
+                str(data["probe_pairs"]),
+                spread(data["added_ms"]),
+                spread(data["router_ttft_ms"]),
+                spread(data["direct_ttft_ms"]),
+                f"{data['router_cpu_us_per_call'] / 1000:.1f}",
+                f"{data['decision_path_us_mean'] / 1000:.2f}",
+            ]
+        )
+    header = ["background load (offered → achieved)", "probe pairs", "added TTFT p50 / p99 ms",
+              "through the router p50 / p99 ms", "direct p50 / p99 ms",
+              "router CPU ms per call", "parse + decide ms (mean)"]  # fmt: skip
+    legend = (
+        "Router CPU per call is the router process's user + system time over the calls it "
+        "served, background threads included; parse + decide is "
+        "`locus_router_overhead_seconds`, wall time."
+    )
+    return markdown_table(header, rows) + "\n\n" + legend
+
+
+def receipts(reports: Sequence[Report]) -> str:
+    """One row per round: median engine time per decision with the receipt's candidates
+    estimated and with none, alternating in the same process."""
+    rows = []
+    for report in reports:
+        data = report.data
+        for number, figures in enumerate(data["rounds"], start=1):
+            none, top = figures["none_us"], figures["top_us"]
+            rows.append(
+                [
+                    str(number),
+                    f"{none:.1f}",
+                    f"{top:.1f}",
+                    f"{top - none:+.1f}",
+                    f"{top / none:.2f}x",
+                ]
+            )
+    top_n = reports[0].data["candidates"]
+    header = [
+        "round",
+        "no candidate estimated µs",
+        f"top {top_n} estimated µs",
+        "added µs",
+        "ratio",
+    ]
+    return (
+        markdown_table(header, rows) + "\n\nMedians of wall time per decision (engine + receipt)."
+    )
