@@ -254,7 +254,6 @@ def test_ctrl_c_stops_make_run_with_status_0(demo_env: dict[str, str], tmp_path:
         "shell",
         "--no-imports",
         "-c",
-        "from console.policies.models import TrainingRun; "
-        "print(TrainingRun.objects.get().status)",
+        "from console.policies.models import TrainingRun; print(TrainingRun.objects.get().status)",
     )
     assert status.strip() == "queued"
