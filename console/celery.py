@@ -12,3 +12,6 @@ install_broker()  # a filesystem:// broker that never hands out half-written mes
 app = Celery("locus")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# Long jobs requeue themselves when the worker stops (its signal handlers connect on import).
+import console.worker_stop  # noqa: E402,F401

@@ -23,6 +23,7 @@ from console.policies.fanout import fan_out
 from console.policies.models import PolicyEvaluation
 from console.policies.selectors import active_policy_spec
 from console.twin.services import twin_inputs
+from console.worker_stop import WorkerStopping
 from optimizer.decide.registry import POLICY_NAMES
 from optimizer.rl.replays import ORACLE, Job, trace_job
 from optimizer.topology import Topology
@@ -69,6 +70,13 @@ def evaluation_execute(*, evaluation_id: int) -> None:
             telemetry_interval_s=scrape_interval_seconds(),
             progress=progress,
         )
+    except WorkerStopping:
+        # Back to the queue (the task requeues its message): it runs again on the next start.
+        logger.info("evaluation %s requeued: its worker is stopping", evaluation_id)
+        PolicyEvaluation.objects.filter(pk=evaluation_id).update(
+            status=JobStatus.QUEUED, progress=0.0
+        )
+        raise
     except Exception as exc:
         logger.exception("evaluation %s failed", evaluation_id)
         _finish(evaluation_id, JobStatus.FAILED, error=str(exc))

@@ -11,6 +11,10 @@ share the work, and in eager mode (tests) the group runs inline before the waiti
 Every job's result depends on the job alone, so the report assembled from them is the same
 whoever ran which job (tests/console/policies/test_fanout.py).
 
+A stopping worker (`console.worker_stop`) ends the wait between two jobs: the jobs nobody has
+claimed yet are claimed on the way out, so their queued tasks skip them instead of replaying
+for a fan-out that is gone, and `WorkerStopping` goes up to the job that fanned out.
+
 Claims and results live under `LOCUS_ARTIFACTS_DIR`, which workers already share: trained
 scorers are read from there too.
 """
@@ -27,6 +31,7 @@ from typing import Any
 from celery import group, shared_task
 from django.conf import settings
 
+from console.worker_stop import WorkerStopping, raise_if_stopping
 from optimizer.rl.replays import Job, run_replay
 
 POLL_S = 0.2
@@ -75,12 +80,25 @@ def fan_out(
     if any(work_dir.iterdir()):
         raise ValueError(f"fan-out directory {work_dir} is not empty")
     group(run_replay_job.s(job, str(work_dir), i) for i, job in enumerate(jobs)).apply_async()
+    try:
+        return _gather(jobs, work_dir, progress)
+    except WorkerStopping:
+        for index in range(len(jobs)):
+            _claim(work_dir / f"{index}.claim")
+        raise
+
+
+def _gather(
+    jobs: Sequence[Job], work_dir: Path, progress: Callable[[float], None] | None
+) -> list[dict[str, Any]]:
     for index in reversed(range(len(jobs))):
+        raise_if_stopping()
         run_claimed(jobs[index], str(work_dir), index)
         if progress is not None:
             progress(_done(work_dir, len(jobs)) / max(len(jobs), 1))
     deadline = time.monotonic() + settings.LOCUS_REPLAY_TIMEOUT_S
     while (done := _done(work_dir, len(jobs))) < len(jobs):
+        raise_if_stopping()
         if time.monotonic() > deadline:
             # A worker died holding claims: run what is missing here (same job, same result).
             for index in range(len(jobs)):

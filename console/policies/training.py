@@ -28,6 +28,7 @@ from console.policies.fanout import fan_out
 from console.policies.models import TrainingRun
 from console.policies.services import policy_register
 from console.twin.services import twin_inputs
+from console.worker_stop import WorkerStopping, raise_if_stopping
 from optimizer.heldout.guard import refuse_heldout
 from optimizer.rl.replays import Job
 from optimizer.topology_files import dump_topology
@@ -78,6 +79,8 @@ class _Reporter:
         self.last = 0.0
 
     def __call__(self, fraction: float, metrics: dict[str, Any]) -> None:
+        # Every record is a step boundary (a PPO rollout, a validation): the place to stop.
+        raise_if_stopping()
         message = describe(metrics)
         self.lines = [*self.lines, message][-LOG_TAIL_LINES:]
         now = time.monotonic()
@@ -154,6 +157,25 @@ def training_execute(*, run_id: int) -> None:
             progress=reporter,
             map_replays=map_replays,
         )
+    except WorkerStopping:
+        # Back to the queue: the task requeues its message and the next worker start trains
+        # again from the beginning (a fresh directory per batch; the artifact is rewritten).
+        logger.info("training run %s requeued: its worker is stopping", run_id)
+        TrainingRun.objects.filter(pk=run_id).update(
+            status=JobStatus.QUEUED,
+            progress=0.0,
+            log_tail="\n".join([*reporter.lines, "requeued: the worker stopped"]),
+        )
+        send_event(
+            "training.progress",
+            {
+                "run_id": run_id,
+                "status": JobStatus.QUEUED,
+                "progress": 0.0,
+                "message": "requeued: the worker stopped; it starts again with the worker",
+            },
+        )
+        raise
     except Exception as exc:
         logger.exception("training run %s failed", run_id)
         TrainingRun.objects.filter(pk=run_id).update(

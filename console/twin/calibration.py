@@ -17,6 +17,7 @@ from console.live.events import send_event
 from console.twin.choices import ProposalState, RunStatus
 from console.twin.models import CalibrationRun
 from console.twin.selectors import observation_records
+from console.worker_stop import WorkerStopping, raise_if_stopping
 from optimizer.calibration import calibrate
 from optimizer.errors import InputFileError
 from optimizer.observations import load_observations, write_observations
@@ -42,6 +43,7 @@ class _Progress:
         self.last = 0.0
 
     def __call__(self, fraction: float, message: str) -> None:
+        raise_if_stopping()  # between two iterations: the place to stop (worker_stop.py)
         now = time.monotonic()
         if now - self.last < PROGRESS_INTERVAL_S and fraction < 1.0:
             return
@@ -77,6 +79,14 @@ def calibration_execute(*, run_id: int) -> None:
             min_samples=run.min_samples,
             progress=lambda f, m: progress(0.05 + 0.95 * f, m),
         )
+    except WorkerStopping:
+        # Back to the queue (the task sends itself again); the next start fits afresh.
+        logger.info("calibration run %s requeued: its worker is stopping", run_id)
+        CalibrationRun.objects.filter(pk=run_id).update(
+            status=RunStatus.QUEUED, progress=0.0, message="requeued: the worker stopped"
+        )
+        _announce(run_id, RunStatus.QUEUED, 0.0, "requeued: the worker stopped")
+        raise
     except InputFileError as exc:
         _fail(run_id, "; ".join(exc.problems))
         return

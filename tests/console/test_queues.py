@@ -20,7 +20,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from console.celery import app
-from tests.conftest import CONTRACT_EXAMPLE, REPO
+from tests.conftest import REPO
+from tests.console.embedded import manage_shell
 
 TELEMETRY_TASKS = (
     "telemetry.ingest_batch",
@@ -80,40 +81,6 @@ def test_the_procfile_runs_one_worker_per_queue_within_two_cores() -> None:
 
 
 @pytest.fixture
-def embedded(tmp_path: Path) -> dict[str, str]:
-    """A console on its own embedded defaults (SQLite file, filesystem broker) in tmp_path,
-    migrated and holding the contract example's fleet."""
-    env = {
-        **os.environ,
-        "LOCUS_VAR_DIR": str(tmp_path),
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'locus.sqlite3'}",
-        "REDIS_URL": "",
-        "CELERY_BROKER_URL": "filesystem://",
-        "LOCUS_TELEMETRY_STATE_URL": f"sqlite:///{tmp_path / 'state.sqlite3'}",
-        "LOCUS_ENGINE_BACKGROUND": "false",
-        "SECRET_KEY": "test-only",
-        "CELERY_TASK_ALWAYS_EAGER": "false",
-    }
-    for command in (["migrate", "-v0"], ["load_topology", str(CONTRACT_EXAMPLE)]):
-        subprocess.run(  # noqa: S603 - our own manage.py
-            [sys.executable, "manage.py", *command], cwd=REPO, env=env, check=True
-        )
-    return env
-
-
-def _manage_shell(env: dict[str, str], code: str) -> str:
-    done = subprocess.run(  # noqa: S603 - our own manage.py
-        [sys.executable, "manage.py", "shell", "--no-imports", "-c", code],
-        cwd=REPO,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
-
-
-@pytest.fixture
 def telemetry_worker(embedded: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
     celery = str(Path(sys.executable).with_name("celery"))
     worker = subprocess.Popen(  # noqa: S603 - the Procfile's worker-telemetry command
@@ -143,7 +110,7 @@ def test_a_telemetry_worker_ingests_while_a_job_waits_in_the_jobs_queue(
         ]
     }
     # A training run is queued first (as the demo's is), then telemetry arrives.
-    _manage_shell(
+    manage_shell(
         embedded,
         "from console.policies.tasks import run_training; run_training.delay(1)\n"
         "from telemetry.services import batch_accept\n"
@@ -161,7 +128,7 @@ def test_a_telemetry_worker_ingests_while_a_job_waits_in_the_jobs_queue(
         assert time.monotonic() < deadline, f"ingest stuck: {pending} batches, {stored} readings"
         time.sleep(0.2)
     # The job still waits for the jobs worker, and /metrics says so.
-    metrics = _manage_shell(
+    metrics = manage_shell(
         embedded,
         "from django.test import Client\n"
         "print(Client().get('/metrics', HTTP_HOST='localhost').content.decode())",

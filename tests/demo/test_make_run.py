@@ -207,20 +207,10 @@ def test_make_run_brings_up_a_living_console(
 
 @pytest.mark.slow  # ~90 s on 2 busy cores, most of it make's checks and the start-up
 def test_ctrl_c_stops_make_run_with_status_0(demo_env: dict[str, str], tmp_path: Path) -> None:
-    """As a user: `make run` in a terminal, the sign-in line, Ctrl-C."""
-    # No training job runs meanwhile: a job still running when the jobs worker is told to
-    # stop gets Celery's 10 s soft shutdown and is then cut short, which on 2 busy cores may
-    # outlast the 20 s grace (docs/getting-started.md, "Stopping"). A finished run in the
-    # database makes demo_prepare start none, as on a second start.
-    _manage(demo_env, "migrate", "-v", "0")
-    _manage(
-        demo_env,
-        "shell",
-        "--no-imports",
-        "-c",
-        "from console.policies.models import TrainingRun; "
-        "TrainingRun.objects.create(status='succeeded', progress=1.0)",
-    )
+    """As a user: `make run` in a terminal, the sign-in line, Ctrl-C, on the first start:
+    the demo's training run is still running, and must neither hold the stop nor be lost
+    (console/worker_stop.py)."""
+    demo_env = demo_env | {"LOCUS_DEMO_TRAINING_TIMESTEPS": str(10**7)}
     process, master = spawn_on_a_terminal(["make", "run"], cwd=REPO, env=demo_env)
     shown = ""
     try:
@@ -258,3 +248,12 @@ def test_ctrl_c_stops_make_run_with_status_0(demo_env: dict[str, str], tmp_path:
         assert trouble not in after, after
     leftovers = _processes_with(f"LOCUS_VAR_DIR={demo_env['LOCUS_VAR_DIR']}")
     assert not leftovers, f"processes left running: {leftovers}"
+    # The training run went back to the queue, for the next start.
+    status = _manage(
+        demo_env,
+        "shell",
+        "--no-imports",
+        "-c",
+        "from console.policies.models import TrainingRun; print(TrainingRun.objects.get().status)",
+    )
+    assert status.strip() == "queued"

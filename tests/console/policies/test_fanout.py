@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
+from console import worker_stop
 from console.celery import app
 from console.policies.evaluation import evaluation_jobs, evaluation_report
 from console.policies.fanout import fan_out, run_claimed
+from console.worker_stop import WorkerStopping
 from optimizer.decide.registry import POLICY_NAMES
 from optimizer.rl.replays import inline_map
 from tests.conftest import CONTRACT_EXAMPLE, TRACES
@@ -92,3 +94,29 @@ def test_a_used_directory_is_refused(tmp_path: Path) -> None:
     (tmp_path / "0.claim").write_text("")
     with pytest.raises(ValueError, match="not empty"):
         fan_out(_jobs(), tmp_path)
+
+
+def test_a_stopping_worker_ends_the_wait_and_leaves_no_job_for_the_queued_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The tasks go to a broker no worker reads; the waiting task runs two jobs itself, then
+    # its worker is told to stop (console/worker_stop.py).
+    monkeypatch.setattr(app.conf, "task_always_eager", False)
+    monkeypatch.setattr(app.conf, "broker_url", "memory://")
+    monkeypatch.setattr(app, "_pool", None)
+    monkeypatch.setattr(app.amqp, "_producer_pool", None)
+    jobs = _jobs()
+    ran: list[float] = []
+
+    def progress(fraction: float) -> None:
+        ran.append(fraction)
+        if len(ran) == 2:
+            monkeypatch.setattr(worker_stop, "_stopping_here", True)
+
+    work = tmp_path / "stopped"
+    with pytest.raises(WorkerStopping):
+        fan_out(jobs, work, progress)
+    assert len(ran) == 2
+    assert len(list(work.glob("*.json"))) == 2  # no third job was started
+    # Every job is claimed: a queued task arriving later skips it instead of replaying.
+    assert all(run_claimed(job, str(work), i) is False for i, job in enumerate(jobs))
