@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-SEVERITIES = ["page", "ticket"]
+from telemetry.models import BreachSeverity
+
+SEVERITIES = BreachSeverity.choices
 
 
 class BurnRateSerializer(serializers.Serializer):
