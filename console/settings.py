@@ -331,6 +331,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
+    # A breach's severity and an SLO's open-breach level are one choice set under one name.
+    "ENUM_NAME_OVERRIDES": {"SeverityEnum": "telemetry.models.BreachSeverity"},
     # 3.1 shares JSON Schema 2020-12 with the pydantic models that document request bodies.
     "OAS_VERSION": "3.1.0",
     # Every operation documents the API's error responses (console/api/schema.py).

@@ -106,12 +106,13 @@ def breaches_evaluate(*, now: datetime, slos: list[str] | None = None) -> list[S
     names = sorted(targets if slos is None else set(slos) & set(targets))
     if not names:
         return []
-    rules = slo_rules.rules()
-    histories = slo_windows.read(slos=names, now=now, seconds=max(rule.long_s for rule in rules))
+    judged = slo_windows.verdicts(targets={slo: targets[slo] for slo in names}, now=now)
     opened = {
         (b.slo, b.metric, b.severity): b
         for b in SlaBreach.objects.filter(
-            status=BreachStatus.OPEN, slo__in=names, severity__in=[r.severity for r in rules]
+            status=BreachStatus.OPEN,
+            slo__in=names,
+            severity__in=[r.severity for r in slo_rules.rules()],
         )
     }
     store = get_store()
@@ -120,34 +121,24 @@ def breaches_evaluate(*, now: datetime, slos: list[str] | None = None) -> list[S
     started: dict[str, str] = {}
     stopped: list[str] = []
     changed: list[SlaBreach] = []
-    for slo in names:
-        history = histories[slo]
-        for sli in targets[slo].slis():
-            for rule in rules:
-                verdict = slo_rules.judge(
-                    long=history.window(rule.long_s),
-                    short=history.window(rule.short_s),
-                    sli=sli,
-                    rule=rule,
-                    min_requests=conf.slo_min_requests(),
-                )
-                field = _SEP.join((slo, sli.name, rule.severity))
-                breach = opened.get((slo, sli.name, rule.severity))
-                if not verdict.holds:
-                    if field in pending:
-                        stopped.append(field)
-                    if breach is not None and _resolve(breach.pk, rule, now):
-                        breach.refresh_from_db()
-                        changed.append(breach)
-                    continue
-                if breach is not None:
-                    _extend(breach, slo, sli, rule, verdict, now)
-                    continue
-                since = float(pending[field]) if field in pending else now.timestamp()
-                if field not in pending:
-                    started[field] = repr(since)
-                if now.timestamp() - since >= rule.hold_s:
-                    changed.append(_open(slo, sli, rule, verdict, now))
+    for slo, sli, rule, verdict in ((v.slo, v.sli, v.rule, v.judgement) for v in judged):
+        field = _SEP.join((slo, sli.name, rule.severity))
+        breach = opened.get((slo, sli.name, rule.severity))
+        if not verdict.holds:
+            if field in pending:
+                stopped.append(field)
+            if breach is not None and _resolve(breach.pk, rule, now):
+                breach.refresh_from_db()
+                changed.append(breach)
+            continue
+        if breach is not None:
+            _extend(breach, slo, sli, rule, verdict, now)
+            continue
+        since = float(pending[field]) if field in pending else now.timestamp()
+        if field not in pending:
+            started[field] = repr(since)
+        if now.timestamp() - since >= rule.hold_s:
+            changed.append(_open(slo, sli, rule, verdict, now))
     if started:
         store.hset(pending_key, started)
     if stopped:

@@ -10,13 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from django.db.models import Avg, Q, QuerySet
 
 from console.buckets import EpochBucket
-from telemetry import conf, slo_rules, slo_windows
-from telemetry.breaches import slo_cache
 from telemetry.models import BreachNode, Reading, ReadingRollup, Series, SlaBreach
 from telemetry.state import NodeTelemetry, read_nodes
 
@@ -32,7 +29,6 @@ __all__ = [
     "node_metric_names",
     "node_series",
     "running_history",
-    "slo_burn_rates",
 ]
 MAX_SERIES = 200
 MAX_POINTS = 20_000
@@ -250,52 +246,3 @@ def breach_intervals(
             ),
         )
     return sorted(found.values(), key=lambda i: (i.opened_at, i.breach_id))
-
-
-def slo_burn_rates(*, now: datetime) -> dict[str, Any]:
-    """The burn-rate rules (telemetry/slo_rules.py) and, per SLO and SLI, each rule's burn
-    rates over its windows ending at `now` and whether it holds."""
-    targets = slo_cache.all()
-    rules = slo_rules.rules()
-    names = sorted(targets)
-    histories = slo_windows.read(slos=names, now=now, seconds=max(r.long_s for r in rules))
-    slos = []
-    for slo in names:
-        for sli in targets[slo].slis():
-            judged = []
-            for rule in rules:
-                long, short = (
-                    histories[slo].window(rule.long_s),
-                    histories[slo].window(rule.short_s),
-                )
-                verdict = slo_rules.judge(
-                    long=long, short=short, sli=sli, rule=rule, min_requests=conf.slo_min_requests()
-                )
-                judged.append(
-                    {
-                        "severity": rule.severity,
-                        "requests": long.requests,
-                        "bad": verdict.bad,
-                        "long_burn_rate": verdict.long_burn,
-                        "short_burn_rate": verdict.short_burn,
-                        "holds": verdict.holds,
-                    }
-                )
-            slos.append({"slo": slo, "sli": sli.name, "objective": sli.objective, "rules": judged})
-    return {
-        "period_days": conf.slo_period_days(),
-        "min_requests": conf.slo_min_requests(),
-        "evaluated_every_s": conf.slo_eval_interval_seconds(),
-        "rules": [
-            {
-                "severity": r.severity,
-                "factor": r.factor,
-                "long_window_s": r.long_s,
-                "short_window_s": r.short_s,
-                "hold_s": r.hold_s,
-                "clear_s": r.clear_s,
-            }
-            for r in rules
-        ],
-        "slos": slos,
-    }

@@ -12,10 +12,11 @@ reading a window one pipelined round trip; nothing touches the database.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 
-from telemetry import slo_rules
-from telemetry.slo_rules import Counts
+from telemetry import conf, slo_rules
+from telemetry.slo_rules import BurnRule, Counts, Judgement, Sli, SloTargets
 from telemetry.store import get_store
 
 _SEP = "\x1f"
@@ -107,3 +108,42 @@ def read_by_node(*, slo: str, now: datetime, seconds: float) -> dict[tuple[str, 
     return {
         group: Counts(c.get("n", 0), c.get("bad", 0), c.get("err", 0)) for group, c in sums.items()
     }
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One (SLO, SLI, rule) judged at a time."""
+
+    slo: str
+    sli: Sli
+    rule: BurnRule
+    judgement: Judgement
+
+
+def verdicts(*, targets: dict[str, SloTargets], now: datetime) -> list[Verdict]:
+    """Every rule on every SLI of the SLOs in `targets`, judged over the windows ending at
+    `now` (one read of the store). The breach evaluator, the burn-rates endpoint and the
+    overview's SLO tiles all judge through here, so none of them can disagree on a burn rate."""
+    names = sorted(targets)
+    if not names:
+        return []
+    rules = slo_rules.rules()
+    histories = read(slos=names, now=now, seconds=max(rule.long_s for rule in rules))
+    min_requests = conf.slo_min_requests()
+    return [
+        Verdict(
+            slo,
+            sli,
+            rule,
+            slo_rules.judge(
+                long=histories[slo].window(rule.long_s),
+                short=histories[slo].window(rule.short_s),
+                sli=sli,
+                rule=rule,
+                min_requests=min_requests,
+            ),
+        )
+        for slo in names
+        for sli in targets[slo].slis()
+        for rule in rules
+    ]

@@ -19,7 +19,15 @@ from console.placement.rollout import rollout_store
 from optimizer.decide.state.live import NodeSample
 from optimizer.decide.state.snapshot import PolicyRef, Rollout, Snapshot
 from telemetry.selectors import latest_fleet_state
+from telemetry.slo_status import slo_standing
 from telemetry.state import NodeTelemetry
+
+_NOT_JUDGED: dict[str, Any] = {
+    "objective": None,
+    "burn_rates": [],
+    "open_breach": None,
+    "open_breach_metric": None,
+}
 
 
 class EmptyInventory(Exception):
@@ -169,17 +177,20 @@ def recent_decision(*, decision_id: str) -> RecentDecision | None:
 
 def decision_overview(*, window_s: float = 900.0, rate_window_s: float = 60.0) -> dict[str, Any]:
     """Decisions per second (last `rate_window_s`) and, per SLO, the attainment of the
-    outcomes reported within `window_s` (served and met every target / outcomes)."""
+    outcomes reported within `window_s` (served and met every target / outcomes), judged as
+    breaches are: the SLO's objective, its burn rates under each rule now and its worst open
+    breach (telemetry.slo_status.slo_standing)."""
     now = timezone.now()
     recent = DecisionRecord.objects.filter(created_at__gte=now - timedelta(seconds=window_s))
     rate_count = recent.filter(created_at__gte=now - timedelta(seconds=rate_window_s)).count()
-    per_slo = (
+    per_slo = list(
         recent.filter(slo_met__isnull=False)
         .exclude(slo="")
         .values("slo")
         .annotate(outcomes=Count("id"), met=Count("id", filter=Q(slo_met=True)))
         .order_by("slo")
     )
+    standing = slo_standing(slos=[row["slo"] for row in per_slo], now=now)
     per_policy = (
         recent.values("policy_name", "policy_version", "arm")
         .annotate(decisions=Count("id"))
@@ -195,6 +206,8 @@ def decision_overview(*, window_s: float = 900.0, rate_window_s: float = 60.0) -
                 "outcomes": row["outcomes"],
                 "met": row["met"],
                 "attainment": row["met"] / row["outcomes"],
+                # An SLO deleted since its outcomes has no objective or rules left to judge by.
+                **standing.get(row["slo"], _NOT_JUDGED),
             }
             for row in per_slo
         ],

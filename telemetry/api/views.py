@@ -27,9 +27,9 @@ from telemetry.selectors import (
     latest_fleet_state,
     node_metric_names,
     node_series,
-    slo_burn_rates,
 )
 from telemetry.services import batch_accept
+from telemetry.slo_status import slo_burn_rates
 
 INGEST = {"POST": SERVICE_CALLERS, "OPTIONS": SERVICE_CALLERS}
 READ = {"GET": VIEWERS, "HEAD": VIEWERS, "OPTIONS": VIEWERS}

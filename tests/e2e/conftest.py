@@ -108,6 +108,9 @@ def _missing_prerequisites() -> list[str]:
 
 
 def _free_port() -> int:
+    """LOCUS_E2E_PORT if set (to keep to a port range on a shared machine), else any free one."""
+    if os.environ.get("LOCUS_E2E_PORT"):
+        return int(os.environ["LOCUS_E2E_PORT"])
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])

@@ -134,9 +134,17 @@ def test_slow_outcomes_open_an_sla_breach_seen_live(  # type: ignore[no-untyped-
     expect(page.locator("[data-slo='interactive']")).to_contain_text("%")
     screenshots.take(page, "slos")
 
+    # The SLO tiles are coloured as breaches are judged: red only with a breach open, and
+    # then saying which; batch met its targets, green against its 95% objective.
     page.get_by_role("link", name="Fleet").click()
     expect(page.get_by_test_id("open-breach-tile")).not_to_have_text("0")
     expect(page.get_by_test_id("attainment-interactive")).to_contain_text("%")
+    expect(page.get_by_test_id("attainment-interactive")).to_have_class(re.compile("tone-bad"))
+    expect(page.get_by_test_id("attainment-interactive-sub")).to_have_text("page breach open")
+    expect(page.get_by_test_id("attainment-batch")).to_have_class(re.compile("tone-ok"))
+    expect(page.get_by_test_id("attainment-batch-sub")).to_have_text(
+        re.compile(r"^(\d+) of \1 met, objective 95%$")
+    )
     screenshots.take(page, "fleet-live")
 
 

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from console.access.permissions import VIEWERS
 from console.placement.api import serializers as s
+from console.placement.api.overview import OverviewSerializer
 from console.placement.breach_flags import breaches_around
 from console.placement.engine.runtime import runtime
 from console.placement.models import BreakerEvent, DecisionRecord
@@ -95,17 +96,18 @@ class OverviewView(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("window", float, description="Seconds (default 900).")],
-        responses={200: OpenApiResponse(description="Decision rate and SLO attainment.")},
+        responses={200: OverviewSerializer},
     )
     def get(self, request: Request) -> Response:
-        """Decisions per second and SLO attainment per SLO over a recent window."""
+        """Decisions per second, and per SLO its attainment over a recent window judged as its
+        breaches are: objective, burn rates under each rule now, worst open breach."""
         try:
             window = float(request.query_params.get("window", 900))
         except ValueError as exc:
             raise ValidationError({"window": ["A number of seconds."]}) from exc
         if not 10 <= window <= 7 * 86400:
             raise ValidationError({"window": ["Between 10 seconds and 7 days."]})
-        return Response(decision_overview(window_s=window))
+        return Response(OverviewSerializer(decision_overview(window_s=window)).data)
 
 
 class FleetSeriesView(APIView):

@@ -683,7 +683,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Decisions per second and SLO attainment per SLO over a recent window. */
+        /**
+         * @description Decisions per second, and per SLO its attainment over a recent window judged as its
+         *     breaches are: objective, burn rates under each rule now, worst open breach.
+         */
         get: operations["v1_overview_retrieve"];
         put?: never;
         post?: never;
@@ -1553,6 +1556,30 @@ export interface components {
          * @enum {string}
          */
         BreachStatusEnum: "open" | "resolved";
+        /** @description One burn-rate rule on the SLO's within-targets SLI, judged now (telemetry/slo_rules.py). */
+        BurnRate: {
+            severity: components["schemas"]["SeverityEnum"];
+            /**
+             * Format: double
+             * @description The burn rate the rule needs in both windows.
+             */
+            factor: number;
+            /** Format: double */
+            long_window_s: number;
+            /** Format: double */
+            short_window_s: number;
+            /** @description The SLO's requests in the long window. */
+            requests: number;
+            /**
+             * Format: double
+             * @description Null with no requests in the window.
+             */
+            long_burn_rate: number | null;
+            /** Format: double */
+            short_burn_rate: number | null;
+            /** @description Both windows burn faster than `factor` with enough requests: a breach opens once this has held for the rule's hold time. */
+            holds: boolean;
+        };
         /** @description Calibrate against the traffic recorded in the last `hours`. */
         CalibrationRequestRequest: {
             /** Format: double */
@@ -1953,6 +1980,7 @@ export interface components {
                 [key: string]: unknown;
             }[];
         };
+        NullEnum: null;
         OutcomeAnswer: {
             decision_id: string;
             node: string;
@@ -1983,6 +2011,18 @@ export interface components {
              * @default null
              */
             prefill_ok?: boolean | null;
+        };
+        Overview: {
+            /** Format: double */
+            window_s: number;
+            /**
+             * Format: double
+             * @description Over the last minute.
+             */
+            decisions_per_s: number;
+            decisions_in_window: number;
+            slo_attainment: components["schemas"]["SloAttainment"][];
+            by_policy: components["schemas"]["PolicyShare"][];
         };
         PaginatedAcceleratorList: {
             /** @example 123 */
@@ -2487,6 +2527,12 @@ export interface components {
             /** @default  */
             artifact_dir?: string;
         };
+        PolicyShare: {
+            /** @description name@version */
+            policy: string;
+            arm: string;
+            decisions: number;
+        };
         PolicyTransition: {
             readonly id: number;
             version: number;
@@ -2811,6 +2857,32 @@ export interface components {
             max_usd_per_1k?: number | null;
             /** Format: double */
             max_error_rate?: number | null;
+        };
+        SloAttainment: {
+            slo: string;
+            outcomes: number;
+            met: number;
+            /**
+             * Format: double
+             * @description met / outcomes over `window_s`.
+             */
+            attainment: number;
+            /**
+             * Format: double
+             * @description The share of requests that must be within targets (0.95 for p95 targets); null for an SLO no longer defined.
+             */
+            objective: number | null;
+            /** @description One per rule, page first. */
+            burn_rates: components["schemas"]["BurnRate"][];
+            /**
+             * @description The worst level of the SLO's open breaches on any SLI; null if none is open.
+             *
+             *     * `page` - page
+             *     * `ticket` - ticket
+             */
+            open_breach: components["schemas"]["SeverityEnum"] | components["schemas"]["NullEnum"];
+            /** @description The SLI of that breach (within_targets or error_rate). */
+            open_breach_metric: string | null;
         };
         /** @description An entry with a name: the name follows the inventory's one name rule (names.py). */
         SloRequest: {
@@ -7873,12 +7945,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Decision rate and SLO attainment. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Overview"];
+                };
             };
             /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
             400: {

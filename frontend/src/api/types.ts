@@ -120,13 +120,11 @@ export interface PlacementAnswer {
 }
 
 /** GET /api/v1/overview (console/placement/selectors.decision_overview). */
-export interface Overview {
-  window_s: number;
-  decisions_per_s: number;
-  decisions_in_window: number;
-  slo_attainment: { slo: string; outcomes: number; met: number; attainment: number }[];
-  by_policy: { policy: string; arm: string; decisions: number }[];
-}
+export type Overview = Schemas["Overview"];
+/** One SLO's attainment over the overview's window, with its objective, burn rates and open
+ *  breach (telemetry/slo_status.py). */
+export type SloAttainment = Schemas["SloAttainment"];
+export type BurnRate = Schemas["BurnRate"];
 
 /** GET /api/v1/rollout: policy keys are "name@version". */
 export interface Rollout {

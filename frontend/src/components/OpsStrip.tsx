@@ -8,6 +8,7 @@ import { useInterval } from "../hooks/useInterval";
 import { useOpenBreaches, useOverview } from "../hooks/useOps";
 import { useLiveEvent } from "../live/context";
 import { percent, rate } from "../lib/format";
+import { sloStanding, type Tone } from "../slos/standing";
 
 /** The live decision rate from `decision.summary` events (the server's full totals), or null
  *  until the first summary arrives. */
@@ -21,13 +22,14 @@ function useLiveRate(): number | null {
   return feed.summaries.length ? rates(feed, now).decisionsPerS : null;
 }
 
-function Tile({ label, value, sub, tone, testId, to }: {
+function Tile({ label, value, sub, tone, testId, to, title }: {
   label: string;
   value: string;
   sub?: string;
-  tone?: "ok" | "warn" | "bad";
+  tone?: Tone;
   testId?: string;
   to?: string;
+  title?: string;
 }) {
   const body = (
     <>
@@ -35,20 +37,16 @@ function Tile({ label, value, sub, tone, testId, to }: {
       <span className={`tile-value ${tone ? `tone-${tone}` : ""}`} data-testid={testId}>
         {value}
       </span>
-      {sub && <span className="tile-sub muted">{sub}</span>}
+      {sub && <span className="tile-sub muted" data-testid={testId && `${testId}-sub`}>{sub}</span>}
     </>
   );
   return to ? (
-    <Link className="tile" to={to}>
+    <Link className="tile" to={to} title={title}>
       {body}
     </Link>
   ) : (
-    <div className="tile">{body}</div>
+    <div className="tile" title={title}>{body}</div>
   );
-}
-
-function attainmentTone(value: number): "ok" | "warn" | "bad" {
-  return value >= 0.99 ? "ok" : value >= 0.95 ? "warn" : "bad";
 }
 
 /** Fleet-wide figures above the fleet: decision rate, SLO attainment, breaches, breakers. */
@@ -77,17 +75,22 @@ export function OpsStrip() {
         value={o ? o.decisions_in_window.toLocaleString() : "…"}
         sub={o?.by_policy[0] ? `mostly ${o.by_policy[0].policy}` : "none yet"}
       />
-      {(o?.slo_attainment ?? []).map((a) => (
-        <Tile
-          key={a.slo}
-          label={`SLO ${a.slo}`}
-          value={percent(a.attainment)}
-          sub={`${a.met} of ${a.outcomes} outcomes met`}
-          tone={attainmentTone(a.attainment)}
-          testId={`attainment-${a.slo}`}
-          to="/slos"
-        />
-      ))}
+      {(o?.slo_attainment ?? []).map((a) => {
+        // Coloured as breaches are judged (slos/standing.ts): red only with an open breach.
+        const standing = sloStanding(a, o?.window_s ?? 900);
+        return (
+          <Tile
+            key={a.slo}
+            label={`SLO ${a.slo}, ${Math.round((o?.window_s ?? 900) / 60)} min`}
+            value={percent(a.attainment)}
+            sub={standing.sub}
+            tone={standing.tone}
+            title={standing.title}
+            testId={`attainment-${a.slo}`}
+            to="/slos"
+          />
+        );
+      })}
       {o && o.slo_attainment.length === 0 && (
         <Tile label="SLO attainment" value="—" sub="no outcomes reported in 15 min" to="/slos" />
       )}

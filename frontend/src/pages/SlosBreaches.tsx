@@ -2,7 +2,7 @@ import { useState } from "react";
 import { Link } from "react-router";
 
 import { getBurnRates, listBreaches, listSlos } from "../api/ops";
-import type { Breach, BurnRates, Overview, Slo } from "../api/types";
+import type { Breach, BurnRates, Overview, Slo, SloAttainment } from "../api/types";
 import { Badge } from "../components/Badge";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorBanner } from "../components/ErrorBanner";
@@ -11,13 +11,20 @@ import { useInterval } from "../hooks/useInterval";
 import { OPEN_BREACH_REFRESH_MS, useOpenBreaches, useOverview } from "../hooks/useOps";
 import { duration, percent, timestamp, usd } from "../lib/format";
 import { breachNodes, formatMetric, formatWindows, METRIC_LABELS, METRICS, openCountBySlo } from "../slos/breaches";
+import { sloStanding } from "../slos/standing";
 
 const PAGE = 25;
 
-function Attainment({ value }: { value: number | null }) {
-  if (value === null) return <span className="muted">no outcomes</span>;
-  const tone = value >= 0.99 ? "ok" : value >= 0.95 ? "warn" : "bad";
-  return <strong className={`tone-${tone}`}>{percent(value)}</strong>;
+/** Coloured as the fleet overview's SLO tiles are (slos/standing.ts): red only with an open
+ *  breach, amber while below the objective or a rule holds. */
+function Attainment({ value, windowS }: { value: SloAttainment | undefined; windowS: number }) {
+  if (!value) return <span className="muted">no outcomes</span>;
+  const standing = sloStanding(value, windowS);
+  return (
+    <strong className={standing.tone ? `tone-${standing.tone}` : undefined} title={standing.title}>
+      {percent(value.attainment)}
+    </strong>
+  );
 }
 
 /** "page 14.4× over 1 h and 5 min": one rule at the configured period. */
@@ -78,7 +85,7 @@ function SloTable({ slos, overview, openBySlo, burn }: {
                 <td className="num">{slo.max_error_rate == null ? "default" : percent(slo.max_error_rate)}</td>
                 <td>{slo.residency || "—"}</td>
                 <td className="num">{slo.max_usd_per_1k == null ? "—" : usd(slo.max_usd_per_1k, 2)}</td>
-                <td className="num"><Attainment value={a ? a.attainment : null} /></td>
+                <td className="num"><Attainment value={a} windowS={overview?.window_s ?? 900} /></td>
                 <td className="num">{a ? `${a.met} / ${a.outcomes}` : "0"}</td>
                 <td className="num" data-testid={`burn-${slo.name}`}>{pageBurn(burn, slo.name)}</td>
                 <td className="num">{open > 0 ? <span className="badge state-open">{open} open</span> : "0"}</td>

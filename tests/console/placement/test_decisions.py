@@ -265,28 +265,6 @@ def test_metrics_expose_latency_decisions_and_breakers(
     assert "locus_breaker_trips_total" in text
 
 
-def test_the_overview_gives_rate_and_attainment_per_slo(
-    example_engine: Any, client_for: Any
-) -> None:
-    service = client_for("service")
-    for ttft in (100, 200, 5000):
-        decision = service.post("/api/v1/placements", INTERACTIVE, format="json").json()
-        service.post(
-            f"/api/v1/placements/{decision['decision_id']}/outcome",
-            {"ttft_ms": ttft, "e2e_ms": 9000, "ok": True},
-            format="json",
-        )
-    example_engine.recorder.flush()
-    body = client_for("viewer").get("/api/v1/overview?window=600").json()
-    assert body["decisions_in_window"] == 3
-    assert body["decisions_per_s"] == pytest.approx(3 / 60)
-    assert body["slo_attainment"] == [
-        {"slo": "interactive", "outcomes": 3, "met": 2, "attainment": pytest.approx(2 / 3)}
-    ]
-    bad = client_for("viewer").get("/api/v1/overview?window=abc")
-    assert bad.status_code == 400 and "window" in bad.json()["errors"]
-
-
 def test_the_background_refresh_rebuilds_the_topology_only_after_an_inventory_write(
     example_engine: Any,
 ) -> None:
