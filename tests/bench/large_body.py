@@ -134,26 +134,30 @@ async def router_limits(base: str, headers: dict[str, str], model: str) -> dict[
 
 def picker_limits(port: int, model: str, chunk: int) -> dict[str, Any]:
     """The picker's first answer to a body one byte over its limit and to one exactly at it,
-    sent in `chunk`-byte chunks."""
+    sent in `chunk`-byte chunks; and to a 5 MiB body in one message, which only an Envoy
+    buffering the whole body would send (grpcio's own per-message limit is 4 MiB)."""
     import grpc
     from envoy.service.ext_proc.v3 import external_processor_pb2_grpc as ep_grpc
     from picker_load import request_messages
 
     out: dict[str, Any] = {"limit_bytes": PICKER_LIMIT}
+    cases = (("over", PICKER_LIMIT + 1, chunk), ("at", PICKER_LIMIT, chunk))
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = ep_grpc.ExternalProcessorStub(channel)
-        for name, size in (("over", PICKER_LIMIT + 1), ("at", PICKER_LIMIT)):
-            messages = request_messages("/v1/completions", _exact(model, size), chunk)
+        for name, size, part in (*cases, ("one_5mib_message", 5 * 1024 * 1024, 0)):
+            messages = request_messages("/v1/completions", _exact(model, size), part)
             answers = stub.Process(iter(messages), timeout=60)
-            first = next(answers)
+            try:
+                first = next(answers)
+            except grpc.RpcError as exc:
+                out[name] = {"status": None, "grpc": exc.code().name}
+                continue
             answers.cancel()
             kind = first.WhichOneof("response")
             if kind == "immediate_response":
                 status = int(first.immediate_response.status.code)
-                out[name] = {
-                    "status": status,
-                    "message": first.immediate_response.body[:160].decode(),
-                }
+                message = first.immediate_response.body[:160].decode()
+                out[name] = {"status": status, "message": message}
             else:
                 out[name] = {"status": 200, "answer": kind}
     return out

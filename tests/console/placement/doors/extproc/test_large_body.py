@@ -5,13 +5,14 @@ byte, and the node it picked, sent that body as Envoy would, counts every token.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
 import pytest
 import requests
 
+from console.placement.doors.extproc.envoy import BODY_CHUNK_BYTES
 from console.placement.doors.extproc.server import PickerServer
 from console.placement.engine.runtime import Runtime
 from console.placement.models import DecisionRecord
@@ -71,3 +72,21 @@ def test_a_100k_token_prompt_in_chunks_is_placed_and_reaches_the_node_whole(
         f"http://{endpoints[0]}/v1/completions", data=forwarded, timeout=10
     ).json()
     assert answer["usage"]["prompt_tokens"] == TOKENS
+
+
+def test_a_body_over_grpcs_4_mib_in_one_message_is_placed_and_echoed_in_pieces(
+    envoy: Callable[[], EnvoyStream],
+) -> None:
+    # One 5 MiB message, as an Envoy that buffered the body sends it: under
+    # LOCUS_PICKER_MAX_BODY_BYTES, so the picker reads it (grpcio alone refuses over 4 MiB).
+    padding = "x" * (5 * 1024 * 1024)
+    body = json.dumps({"model": "llama-3.1-8b", "prompt": "hi", "padding": padding}).encode()
+    stream = envoy()
+    stream.send(request_headers("/v1/completions"), request_body(body, end_of_stream=True))
+    headers = stream.recv()[0]
+    assert headers.WhichOneof("response") == "request_headers", headers
+    pieces = -(-len(body) // BODY_CHUNK_BYTES)
+    bodies = stream.recv(pieces)
+    assert echoed(bodies) == body
+    assert bodies[-1].request_body.response.body_mutation.streamed_response.end_of_stream
+    assert stream.close() == []
