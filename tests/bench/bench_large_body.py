@@ -47,7 +47,6 @@ import json
 import os
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +64,7 @@ from large_body import (  # noqa: E402
     closed_loop,
     one_call,
     picker_limits,
+    picker_seconds,
     probe_pairs,
     router_limits,
 )
@@ -198,10 +198,10 @@ def _picker(args: argparse.Namespace, report: dict[str, Any]) -> None:
             load("picker", port, key, full=False, streams=1, clients=1, seconds=1, large=large)
             levels = []
             for streams in args.streams:
-                cpu0, (spent0, calls0) = tree_cpu_s(pid), _picker_seconds(metrics)
+                cpu0, (spent0, calls0) = tree_cpu_s(pid), picker_seconds(metrics)
                 shape = {"streams": streams, "clients": 1, "seconds": args.seconds}
                 figures = load("picker", port, key, full=False, large=large, **shape)
-                cpu1, (spent1, calls1) = tree_cpu_s(pid), _picker_seconds(metrics)
+                cpu1, (spent1, calls1) = tree_cpu_s(pid), picker_seconds(metrics)
                 calls = calls1 - calls0
                 figures["server_cpu_us"] = (cpu1 - cpu0) / calls * 1e6
                 figures["picker_ms_mean"] = (spent1 - spent0) / calls * 1000
@@ -214,17 +214,6 @@ def _picker(args: argparse.Namespace, report: dict[str, Any]) -> None:
         if args.limits:
             report["picker_limits"] = picker_limits(port, MODEL, args.chunk)
             print("picker limits:", json.dumps(report["picker_limits"]))
-
-
-def _picker_seconds(port: int) -> tuple[float, float]:
-    """(seconds, requests) of locus_picker_seconds from the picker's /metrics."""
-    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode()
-    found: dict[str, float] = {}
-    for line in text.splitlines():
-        name, _, value = line.partition(" ")
-        if name in ("locus_picker_seconds_sum", "locus_picker_seconds_count"):
-            found[name.rpartition("_")[2]] = float(value)
-    return found["sum"], found["count"]
 
 
 def _print_router(row: dict[str, Any]) -> None:

@@ -1,5 +1,6 @@
 """The calls of `bench_large_body.py`: large prompt bodies, one streamed call checked end to
-end, probe pairs, closed loops, and the body-size limits of both doors."""
+end, probe pairs, closed loops, the body-size limits of both doors, and the picker's own time
+from its /metrics."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import itertools
 import os
 import time
+import urllib.request
 from typing import Any
 
 import aiohttp
@@ -161,3 +163,14 @@ def picker_limits(port: int, model: str, chunk: int) -> dict[str, Any]:
             else:
                 out[name] = {"status": 200, "answer": kind}
     return out
+
+
+def picker_seconds(port: int) -> tuple[float, float]:
+    """(seconds, requests) of locus_picker_seconds from the picker's /metrics."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode()
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in ("locus_picker_seconds_sum", "locus_picker_seconds_count"):
+            found[name.rpartition("_")[2]] = float(value)
+    return found["sum"], found["count"]
