@@ -36,10 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +45,16 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from picker_load import load  # noqa: E402
-from servers import free_port, grpc_ready, http_ok, process, tcp_open, tree_cpu_s  # noqa: E402
+from servers import (  # noqa: E402
+    free_port,
+    grpc_ready,
+    http_ok,
+    loadavg,
+    process,
+    scratch_server_env,
+    tcp_open,
+    tree_cpu_s,
+)
 
 FLEET = REPO / "optimizer" / "topologies" / "fleet-demo.yaml"
 
@@ -93,28 +99,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.driver == "h2load" and args.full:
         parser.error("--full needs the Python driver (h2load cannot wait for the answers)")
-    var = Path(tempfile.mkdtemp(prefix="locus-bench-picker-"))
-    env = {
-        **os.environ,
-        "SECRET_KEY": "bench",
-        "DEBUG": "false",
-        "LOCUS_VAR_DIR": str(var),
-        "LOG_LEVEL": "WARNING",
-        "DATABASE_CONN_MAX_AGE": "60",
-    }
+    env, key = scratch_server_env(FLEET)
     manage = [sys.executable, str(REPO / "manage.py")]
-    subprocess.run([*manage, "migrate", "-v", "0"], env=env, check=True, cwd=REPO)
-    subprocess.run(
-        [*manage, "load_topology", str(FLEET)], env=env, check=True, cwd=REPO, capture_output=True
-    )
-    key = subprocess.run(
-        [*manage, "create_api_key", f"bench-{time.time_ns()}", "--role", "service"],
-        env=env,
-        check=True,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
 
     runs = set(args.runs.split(","))
     n = str(args.processes)
@@ -176,7 +162,7 @@ def main() -> None:
         print(f"grpcio floor's share of the picker's server CPU: {share:.0%}")
     if ext is not None:
         print(f"ext_proc p99 at half max: {ext[1]['p99_ms']:.2f} ms (goal < 5 ms)")
-    print(f"load average after: {_loadavg()}")
+    print(f"load average after: {loadavg()}")
     if args.json is not None:
         _write_json(args, {"rest": rest, "picker": ext, "echo": floor, "picker_full": full})
 
@@ -193,7 +179,7 @@ def _write_json(args: argparse.Namespace, pairs: dict[str, Any]) -> None:
         "clients": args.clients,
         "driver": args.driver,
         "cores": os.cpu_count(),
-        "load_average": {"before": LOAD_BEFORE, "after": _loadavg()},
+        "load_average": {"before": LOAD_BEFORE, "after": loadavg()},
         "runs": {
             name: {"max": pair[0], "half_max": pair[1]}
             for name, pair in pairs.items()
@@ -203,11 +189,7 @@ def _write_json(args: argparse.Namespace, pairs: dict[str, Any]) -> None:
     args.json.write_text(json.dumps(report, indent=2) + "\n")
 
 
-def _loadavg() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-
-
-LOAD_BEFORE = _loadavg()
+LOAD_BEFORE = loadavg()
 
 
 if __name__ == "__main__":

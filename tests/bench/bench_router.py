@@ -104,7 +104,7 @@ async def _probes(
     return pairs
 
 
-def _spread(values: list[float]) -> dict[str, float]:
+def spread(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
     return {f"p{q}": ordered[min(len(ordered) - 1, q * len(ordered) // 100)] for q in (50, 99)}
 
@@ -130,13 +130,13 @@ async def _run(
         "background_calls": sent,
         "background_calls_per_s": sent / elapsed,
         "probe_pairs": len(pairs),
-        "added_ms": {**_spread(added), "mean": statistics.fmean(added)},
-        "router_ttft_ms": _spread([t * 1000 for t, _ in pairs]),
-        "direct_ttft_ms": _spread([d * 1000 for _, d in pairs]),
+        "added_ms": {**spread(added), "mean": statistics.fmean(added)},
+        "router_ttft_ms": spread([t * 1000 for t, _ in pairs]),
+        "direct_ttft_ms": spread([d * 1000 for _, d in pairs]),
     }
 
 
-def _overhead(router: str) -> tuple[float, float]:
+def router_overhead(router: str) -> tuple[float, float]:
     """(seconds, calls) of locus_router_overhead_seconds from the router's /metrics."""
     text = urllib.request.urlopen(router + "/metrics").read().decode()
     found = dict(re.findall(r"^locus_router_overhead_seconds_(sum|count) (\S+)$", text, re.M))
@@ -170,10 +170,10 @@ def main() -> int:
         fleets.wait_ready(running.urls, running.api_key, timeout_s=120)
         router = running.urls["llama-3.1-8b"]
         source = served.source or topology.sources[0].name
-        cpu0, (spent0, calls0) = fleets.tree_cpu_s(running.pids[:1]), _overhead(router)
+        cpu0, (spent0, calls0) = fleets.tree_cpu_s(running.pids[:1]), router_overhead(router)
         url = router + "/v1/completions"
         result = asyncio.run(_run(args, url, served.urls, running.api_key, source))
-        cpu1, (spent1, calls1) = fleets.tree_cpu_s(running.pids[:1]), _overhead(router)
+        cpu1, (spent1, calls1) = fleets.tree_cpu_s(running.pids[:1]), router_overhead(router)
         calls = calls1 - calls0
         result["router_cpu_us_per_call"] = (cpu1 - cpu0) / calls * 1e6
         result["decision_path_us_mean"] = (spent1 - spent0) / calls * 1e6

@@ -9,6 +9,7 @@ import json
 import multiprocessing
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from optimizer.prompts import chat_text, prompt_blocks
 
@@ -54,7 +55,36 @@ def _rest_client(port: int, key: str) -> Callable[[], Awaitable[Callable[[], Awa
     return connect
 
 
-def _picker_client(port: int, full: bool) -> Callable[[], Awaitable[Callable[[], Awaitable[None]]]]:
+def request_messages(path: str, body: bytes, chunk: int) -> list[Any]:
+    """Envoy's request path for one HTTP request: its headers, then `body` in `chunk`-byte
+    pieces (one piece when 0), the last with `end_of_stream`."""
+    from envoy.config.core.v3 import base_pb2
+    from envoy.service.ext_proc.v3 import external_processor_pb2 as ep
+
+    pairs = {":method": "POST", ":path": path}
+    headers = [base_pb2.HeaderValue(key=k, raw_value=v.encode()) for k, v in pairs.items()]
+    parts = [body[i : i + chunk] for i in range(0, len(body), chunk)] if chunk else [body]
+    return [
+        ep.ProcessingRequest(
+            request_headers=ep.HttpHeaders(headers=base_pb2.HeaderMap(headers=headers))
+        ),
+        *(
+            ep.ProcessingRequest(
+                request_body=ep.HttpBody(body=part, end_of_stream=i == len(parts) - 1)
+            )
+            for i, part in enumerate(parts)
+        ),
+    ]
+
+
+# A request of another shape for the picker: (path, body, chunk bytes), the body sent in chunks
+# of that size as Envoy streams a large one (0: one chunk). bench_large_body.py sends these.
+Large = tuple[str, bytes, int]
+
+
+def _picker_client(
+    port: int, full: bool, large: Large | None = None
+) -> Callable[[], Awaitable[Callable[[], Awaitable[None]]]]:
     import grpc
     from envoy.config.core.v3 import base_pb2
     from envoy.service.ext_proc.v3 import external_processor_pb2 as ep
@@ -65,15 +95,8 @@ def _picker_client(port: int, full: bool) -> Callable[[], Awaitable[Callable[[],
             headers=[base_pb2.HeaderValue(key=k, raw_value=v.encode()) for k, v in pairs.items()]
         )
 
-    body = json.dumps(CHAT).encode()
-    request = [
-        ep.ProcessingRequest(
-            request_headers=ep.HttpHeaders(
-                headers=headers({":method": "POST", ":path": "/v1/chat/completions"})
-            )
-        ),
-        ep.ProcessingRequest(request_body=ep.HttpBody(body=body, end_of_stream=True)),
-    ]
+    request = request_messages(*(large or ("/v1/chat/completions", json.dumps(CHAT).encode(), 0)))
+    parts = request[1:]
     response = [
         ep.ProcessingRequest(response_headers=ep.HttpHeaders(headers=headers({":status": "200"}))),
         ep.ProcessingRequest(response_body=ep.HttpBody(body=b'{"ok":1}', end_of_stream=True)),
@@ -93,7 +116,8 @@ def _picker_client(port: int, full: bool) -> Callable[[], Awaitable[Callable[[],
             answer = await call.read()
             if answer.WhichOneof("response") != "request_headers":
                 raise RuntimeError(f"picker answered {answer}")
-            await call.read()  # the body, echoed
+            for _ in parts:  # the body, echoed in the chunks it came in
+                await call.read()
             if full:
                 for message in response:
                     await call.write(message)
@@ -140,10 +164,10 @@ async def _drive(
 
 
 def _client(
-    args: tuple[str, int, str, bool, int, float, float | None, float],
+    args: tuple[str, int, str, bool, int, float, float | None, float, Large | None],
 ) -> tuple[list[float], float]:
-    kind, port, key, full, streams, seconds, rate, start_at = args
-    connect = _rest_client(port, key) if kind == "rest" else _picker_client(port, full)
+    kind, port, key, full, streams, seconds, rate, start_at, large = args
+    connect = _rest_client(port, key) if kind == "rest" else _picker_client(port, full, large)
     time.sleep(max(0.0, start_at - time.time()))
     cpu = time.process_time()
     _, latencies = asyncio.run(_drive(connect, streams, seconds, rate))
@@ -161,6 +185,7 @@ def load(
     seconds: float,
     rate: float | None = None,
     driver: str = "python",
+    large: Large | None = None,
 ) -> dict[str, float]:
     if driver == "h2load":
         return _h2load(kind, port, key, streams, clients, seconds, rate)
@@ -176,6 +201,7 @@ def load(
             seconds,
             None if rate is None else rate / clients,
             start_at,
+            large,
         )
         for _ in range(clients)
     ]

@@ -8,12 +8,45 @@ import contextlib
 import os
 import socket
 import subprocess
+import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def scratch_server_env(topology: Path) -> tuple[dict[str, str], str]:
+    """A scratch console for a server under test: (its environment, a service key), on a
+    fresh SQLite database in a temporary directory holding `topology`."""
+    var = Path(tempfile.mkdtemp(prefix="locus-bench-"))
+    env = {
+        **os.environ,
+        "SECRET_KEY": "bench",
+        "DEBUG": "false",
+        "LOCUS_VAR_DIR": str(var),
+        "LOG_LEVEL": "WARNING",
+        "DATABASE_CONN_MAX_AGE": "60",
+    }
+    manage = [sys.executable, str(REPO / "manage.py")]
+    subprocess.run([*manage, "migrate", "-v", "0"], env=env, check=True, cwd=REPO)
+    load = [*manage, "load_topology", str(topology)]
+    subprocess.run(load, env=env, check=True, cwd=REPO, capture_output=True)
+    key = subprocess.run(
+        [*manage, "create_api_key", f"bench-{time.time_ns()}", "--role", "service"],
+        env=env,
+        check=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return env, key
+
+
+def loadavg() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def free_port() -> int:

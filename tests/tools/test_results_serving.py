@@ -7,6 +7,7 @@ from typing import Any
 from tools.results.model import Report
 from tools.results.serving import (
     decision_api,
+    large_body,
     learned_why,
     picker_scale_out,
     receipts,
@@ -88,3 +89,28 @@ def test_receipts_gives_each_round_what_the_candidates_add() -> None:
     table = receipts([Report("f", report)])
     assert "top 5 estimated µs" in table
     assert _cells(table.split("\n\n")[0]) == [["1", "50.0", "68.0", "+18.0", "1.36x"]]
+
+
+def test_large_body_gives_the_router_the_picker_and_who_answered_each_limit() -> None:
+    spread = {"p50": 4.25, "p99": 20.0}
+    level = {"concurrency": 8, "router": {"rps": 118.94, "ttft_ms": spread},
+             "direct": {"rps": 319.5, "ttft_ms": spread}}  # fmt: skip
+    router = {"tokens": 100_000, "body_bytes": 400_105, "pairs": 30, "added_ttft_ms": spread,
+              "router_ttft_ms": spread, "direct_ttft_ms": spread, "levels": [level],
+              "router_cpu_ms_per_call": 4.94, "decision_path_ms_mean": 5.16}  # fmt: skip
+    picker = {"tokens": 100_000, "body_bytes": 400_105, "chunks": 13,
+              "levels": [{"streams": 8, "rps": 137.4, "p50_ms": 50.7, "p99_ms": 162.4,
+                          "server_cpu_us": 5880.0, "picker_ms_mean": 3.35}]}  # fmt: skip
+    limits = {"limit_bytes": 16, "over": {"status": 413, "node": None},
+              "at": {"status": 413, "node": "sim-1"}}  # fmt: skip
+    data = {"router": [router], "picker": [picker], "router_limits": limits,
+            "picker_limits": {"limit_bytes": 16, "one_5mib_message": {"status": None,
+                                                                      "grpc": "X"}}}  # fmt: skip
+    loops, probes, picked, limited = large_body([Report("r", data)]).split("\n\n")
+    assert _cells(loops) == [["100,000 (400 KB)", "8", "118.9", "4.2 / 20.0", "319.5",
+                              "4.2 / 20.0"]]  # fmt: skip
+    assert _cells(probes)[0][-2:] == ["4.94", "5.16"]
+    assert _cells(picked) == [["100,000 (400 KB), 13 chunks", "8", "137.4", "50.7 / 162.4",
+                               "5.88", "3.35"]]  # fmt: skip
+    assert "one byte over: 413, exactly the limit: 413 from node sim-1" in limited
+    assert "5 MiB in one message: gRPC X" in limited

@@ -9,6 +9,7 @@ from tools.results.model import Page, Table
 from tools.results.render import decision_latency
 from tools.results.serving import (
     decision_api,
+    large_body,
     learned_why,
     picker_scale_out,
     receipts,
@@ -184,5 +185,43 @@ for r in 0 20; do
     --json > docs/results/reports/router-overhead/rate-$r.json
 done""",
         render=router_overhead,
+    ),
+    Table(
+        slug="large-body",
+        page="routers",
+        title="A large body: 100,000-token prompts through the router and the picker",
+        about=(
+            "`tests/bench/bench_large_body.py`: prompts of 55,000 and 100,000 tokens (bodies of "
+            "~220 KB and ~400 KB: 4 characters a token, the rule `optimizer/prompts.py` and the "
+            "emulated nodes count with), every call's prompt its own, streamed "
+            "`/v1/completions` with one token out. Router: `run_router` (weighted-score, its "
+            "scraper beside it) before an instant emulated fleet (4 `serve-fleet` nodes whose "
+            "prefill and decode take almost nothing, the part `llm-d-inference-sim` plays in "
+            "llm-d's figure) against the same calls straight to the nodes: closed loops of 5 s "
+            "at 1, 8 and 32 concurrent calls, and 30 probe pairs one at a time (through the "
+            "router, then straight to the node it picked); every answer's "
+            "`usage.prompt_tokens` must equal the size sent. Picker: `run_picker` (one "
+            "process, the demo fleet) driven as Envoy drives it with `request_body_mode: "
+            "FULL_DUPLEX_STREAMED`, the body in 32 KiB chunks (llm-d's EPP counted ~7 chunks "
+            "a 220 KB body), at 1 and 8 concurrent streams. " + SHARED_MACHINE + " Here the "
+            "router, the fleet, the scraper and the client share those 2 cores, so req/s is "
+            "the machine's, not the router's alone. Limits, at the defaults (16 MiB): a body of "
+            "exactly the limit gets past each door's size check; the router places and forwards "
+            "it and the emulated node refuses it (its own limit is 8 MiB), the picker places it "
+            "and no node has KV room for its 4 million tokens.\n\n"
+            "llm-d's published envelope, for comparison (llm-d/llm-d-router issue #1109, "
+            "2026-05-14: ~220 KB prompts, streamed `/v1/completions`, an Istio gateway and "
+            "llm-d's endpoint picker before `llm-d-inference-sim` pods on a KIND host; the "
+            "follow-up issue #1110 on the same harness lists 24 CPUs and the v0.8.0 picker "
+            'image): throughput "plateaus around ~128-132 req/s while TTFT keeps growing '
+            'with concurrency": TTFT p50 152.62 ms at 121.74 req/s with 20 concurrent '
+            "requests, 442.48 ms at 132.32 req/s with 60, 1516.71 ms at 129.16 req/s with 200 "
+            "(measured at the client, through gateway and picker together)."
+        ),
+        script="""\
+mkdir -p docs/results/reports/large-body
+nice .venv/bin/python tests/bench/bench_large_body.py \\
+  --json docs/results/reports/large-body/instant-fleet.json""",
+        render=large_body,
     ),
 )

@@ -1,11 +1,13 @@
 """Markdown renderers of the serving benchmarks' reports: the decision API over HTTP
 (`tests/bench/bench_decisions.py --json`), the shared live view's staleness
 (`tests/bench/bench_sharedview.py --json`) and the endpoint picker's throughput by process
-count (`tests/bench/bench_picker.py --json`)."""
+count (`tests/bench/bench_picker.py --json`) and a large body through the router and the picker
+(`tests/bench/bench_large_body.py --json`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from tools.results.model import Report
 from tools.results.render import markdown_table
@@ -176,3 +178,78 @@ def receipts(reports: Sequence[Report]) -> str:
     return (
         markdown_table(header, rows) + "\n\nMedians of wall time per decision (engine + receipt)."
     )
+
+
+def large_body(reports: Sequence[Report]) -> str:
+    """Per prompt size: the router against straight to the node (closed loops by concurrency,
+    probe pairs, the router's CPU and its own time), then the picker by concurrent streams,
+    then the body-size limits as each door answered them."""
+
+    def pair(figures: dict[str, float]) -> str:
+        return f"{figures['p50']:.1f} / {figures['p99']:.1f}"
+
+    def size(row: dict[str, Any]) -> str:
+        return f"{row['tokens']:,} ({row['body_bytes'] / 1000:,.0f} KB)"
+
+    loops, probes, picker, limits = [], [], [], []
+    for report in reports:
+        data = report.data
+        for row in data.get("router", []):
+            for level in row["levels"]:
+                through, direct = level["router"], level["direct"]
+                loops.append([size(row), str(level["concurrency"]), f"{through['rps']:.1f}",
+                              pair(through["ttft_ms"]), f"{direct['rps']:.1f}",
+                              pair(direct["ttft_ms"])])  # fmt: skip
+            probes.append([size(row), str(row["pairs"]), pair(row["added_ttft_ms"]),
+                           pair(row["router_ttft_ms"]), pair(row["direct_ttft_ms"]),
+                           f"{row['router_cpu_ms_per_call']:.2f}",
+                           f"{row['decision_path_ms_mean']:.2f}"])  # fmt: skip
+        for row in data.get("picker", []):
+            for level in row["levels"]:
+                picker.append([f"{size(row)}, {row['chunks']} chunks", str(level["streams"]),
+                               f"{level['rps']:.1f}",
+                               f"{level['p50_ms']:.1f} / {level['p99_ms']:.1f}",
+                               f"{level['server_cpu_us'] / 1000:.2f}",
+                               f"{level['picker_ms_mean']:.2f}"])  # fmt: skip
+        for door in ("router", "picker"):
+            found = data.get(f"{door}_limits")
+            if found:
+                cases = ", ".join(
+                    f"{_LIMIT_CASES[name]}: {_answered(case)}"
+                    for name, case in found.items()
+                    if name in _LIMIT_CASES
+                )
+                limits.append(f"{door} (limit {found['limit_bytes']:,} bytes): {cases}")
+    parts = []
+    if loops:
+        header = ["prompt tokens (body)", "concurrency", "through the router req/s",
+                  "TTFT p50 / p99 ms", "straight to the nodes req/s",
+                  "TTFT p50 / p99 ms"]  # fmt: skip
+        parts.append(markdown_table(header, loops))
+        header = ["prompt tokens (body)", "probe pairs", "added TTFT p50 / p99 ms",
+                  "through the router p50 / p99 ms", "direct p50 / p99 ms",
+                  "router CPU ms per call", "parse + decide ms (mean)"]  # fmt: skip
+        parts.append(markdown_table(header, probes))
+    if picker:
+        header = ["prompt tokens (body), chunks", "concurrent streams", "req/s",
+                  "per request p50 / p99 ms", "server CPU ms / request",
+                  "picker's own ms (mean)"]  # fmt: skip
+        parts.append(markdown_table(header, picker))
+    if limits:
+        parts.append("Body-size limits, HTTP status answered: " + "; ".join(limits) + ".")
+    return "\n\n".join(parts)
+
+
+_LIMIT_CASES = {
+    "over": "one byte over",
+    "at": "exactly the limit",
+    "one_5mib_message": "5 MiB in one message",
+}
+
+
+def _answered(case: dict[str, Any]) -> str:
+    """A door's answer: the status, and who gave it when a node did (past the door)."""
+    if case.get("status") is None:
+        return f"gRPC {case.get('grpc')}"
+    node = case.get("node")
+    return f"{case['status']} from node {node}" if node else str(case["status"])

@@ -120,6 +120,17 @@ def rechunk(body: bytes) -> list[bytes]:
     return [body[i : i + BODY_CHUNK_BYTES] for i in range(0, len(body), BODY_CHUNK_BYTES)]
 
 
+def bounded(chunks: list[bytes]) -> list[bytes]:
+    """`chunks` as they came, except that one over BODY_CHUNK_BYTES (a body that arrived in one
+    large message, from an Envoy that buffered it) is cut into the reference picker's pieces,
+    so no answer message nears the gRPC message limits on Envoy's side."""
+    return [
+        piece
+        for chunk in chunks
+        for piece in (rechunk(chunk) if len(chunk) > BODY_CHUNK_BYTES else [chunk])
+    ]
+
+
 def response_headers_response(extra_headers: dict[str, str]) -> ep.ProcessingResponse:
     return ep.ProcessingResponse(
         response_headers=ep.HeadersResponse(

@@ -237,7 +237,7 @@ class PickerStream:
         if call.rewritten:
             # Envoy's ext_proc docs: a body mutated in streamed mode needs its length fixed.
             extra["content-length"] = str(len(call.body))
-        chunks = envoy.rechunk(call.body) if call.rewritten else self.chunks
+        chunks = envoy.bounded([call.body] if call.rewritten else self.chunks)
         self.chunks = []
         return [
             envoy.routing_headers_response(",".join(self.endpoints), extra, remove),

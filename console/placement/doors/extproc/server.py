@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from django.conf import settings
 from django.db import connections
 from envoy.service.ext_proc.v3 import external_processor_pb2 as ep
 from envoy.service.ext_proc.v3 import external_processor_pb2_grpc as ep_grpc
@@ -37,6 +38,19 @@ READINESS_POLL_S = 0.2
 # Several pickers may listen on one port (`run_picker --processes`, console/placement/doors/extproc/
 # processes.py). grpcio sets SO_REUSEPORT by default on Linux; said here, since it is relied on.
 SERVER_OPTIONS = (("grpc.so_reuseport", 1),)
+# Room for a message's own fields around its body chunk (headers, flags; a few bytes).
+MESSAGE_SLACK_BYTES = 64 * 1024
+
+
+def picker_options() -> tuple[tuple[str, int], ...]:
+    """The ext_proc server's options: grpcio refuses a received message over 4 MiB by default
+    (RESOURCE_EXHAUSTED, before the picker sees it), which would make a body sent in one
+    message, as an Envoy buffering the whole body sends it, fail far below
+    LOCUS_PICKER_MAX_BODY_BYTES and without the picker's 413. Each message may carry up to that
+    limit instead; the picker refuses the body with 413 once it passes it
+    (tests/bench/bench_large_body.py measured both)."""
+    limit = settings.LOCUS_PICKER_MAX_BODY_BYTES + MESSAGE_SLACK_BYTES
+    return (*SERVER_OPTIONS, ("grpc.max_receive_message_length", limit))
 
 
 class Picker(ep_grpc.ExternalProcessorServicer):
@@ -130,7 +144,7 @@ class PickerServer:
 
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
-        picker = grpc.aio.server(options=SERVER_OPTIONS)
+        picker = grpc.aio.server(options=picker_options())
         ep_grpc.add_ExternalProcessorServicer_to_server(Picker(source=self.source), picker)
         self.bound_port = picker.add_insecure_port(f"{self.host}:{self.port}")
         health = health_aio.HealthServicer()
