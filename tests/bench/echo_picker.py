@@ -42,20 +42,22 @@ class Echo(ep_grpc.ExternalProcessorServicer):
                 )
 
 
-async def main(port: int) -> None:
+async def main(port: int, others: list[subprocess.Popen[bytes]]) -> None:
     server = grpc.aio.server(options=[("grpc.so_reuseport", 1)])
     ep_grpc.add_ExternalProcessorServicer_to_server(Echo(), server)
     server.add_insecure_port(f"127.0.0.1:{port}")
     await server.start()
-    await server.wait_for_termination()
-
-
-def _stop(children: list[subprocess.Popen[bytes]]) -> None:
-    for child in children:
+    # SIGTERM stops the server on its own loop: a SystemExit raised from a plain signal
+    # handler closed the loop under a live server, whose __del__ then failed ("Event loop is
+    # closed").
+    stopping = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopping.set)
+    await stopping.wait()
+    await server.stop(None)
+    for child in others:
         child.terminate()
-    for child in children:
+    for child in others:
         child.wait(10)
-    raise SystemExit(0)
 
 
 if __name__ == "__main__":
@@ -63,5 +65,4 @@ if __name__ == "__main__":
     others = [
         subprocess.Popen([sys.executable, __file__, sys.argv[1]]) for _ in range(processes - 1)
     ]
-    signal.signal(signal.SIGTERM, lambda signum, frame: _stop(others))
-    asyncio.run(main(int(sys.argv[1])))
+    asyncio.run(main(int(sys.argv[1]), others))
