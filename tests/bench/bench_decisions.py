@@ -43,13 +43,12 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from servers import free_port, tree_cpu_s
+from servers import free_port, scratch_server_env, tree_cpu_s
 
 REPO = Path(__file__).resolve().parents[2]
 FLEET = REPO / "optimizer" / "topologies" / "fleet-demo.yaml"
@@ -172,33 +171,9 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("hey") is None:
         raise SystemExit("needs `hey` (apt-get install hey)")
-    var = Path(tempfile.mkdtemp(prefix="locus-bench-"))
-    env = {
-        **os.environ,
-        "SECRET_KEY": "bench",
-        "DEBUG": "false",
-        "LOCUS_VAR_DIR": str(var),
-        "LOG_LEVEL": "WARNING",
-        "DATABASE_CONN_MAX_AGE": "60",
-    }
-    manage = [sys.executable, str(REPO / "manage.py")]
-    subprocess.run([*manage, "migrate", "-v", "0"], env=env, check=True, cwd=REPO)
-    subprocess.run(
-        [*manage, "load_topology", str(args.topology)],
-        env=env,
-        check=True,
-        cwd=REPO,
-        capture_output=True,
-    )
+    env, key = scratch_server_env(args.topology)
+    var = Path(env["LOCUS_VAR_DIR"])
     request, nodes = _request(args.topology)
-    key = subprocess.run(
-        [*manage, "create_api_key", f"bench-{time.time_ns()}", "--role", "service"],
-        env=env,
-        check=True,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
     single = var / "single.json"
     single.write_text(json.dumps(request))
     batch = var / "batch.json"
