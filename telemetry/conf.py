@@ -1,4 +1,5 @@
-"""Typed access to the LOCUS_TELEMETRY_* / LOCUS_SLO_* settings (defaults in console/settings.py).
+"""Typed access to the LOCUS_TELEMETRY_* / LOCUS_SLO_* settings (defaults in
+console/settings/telemetry.py).
 
 Read at call time, not import time, so tests can override them with the `settings` fixture.
 """

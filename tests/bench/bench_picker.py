@@ -168,7 +168,8 @@ def main() -> None:
 
 
 def _write_json(args: argparse.Namespace, pairs: dict[str, Any]) -> None:
-    # The console reads LOCUS_SHARED_VIEW_URL, falling back to REDIS_URL (console/settings.py).
+    # The console reads LOCUS_SHARED_VIEW_URL, falling back to REDIS_URL
+    # (console/settings/placement.py).
     shared = os.environ.get("LOCUS_SHARED_VIEW_URL", os.environ.get("REDIS_URL", ""))
     report = {
         "fleet": FLEET.name,

@@ -9,7 +9,8 @@ from typing import Any
 
 from tests.conftest import REPO
 
-SETTINGS = REPO / "console" / "settings.py"
+# The settings package: one module per part of the product (console/settings/__init__.py).
+SETTINGS = REPO / "console" / "settings"
 REFERENCE = REPO / "docs" / "settings.md"
 # The process runner and the container files read a few variables of their own.
 RUNNERS = (
@@ -36,9 +37,12 @@ def _constant(node: ast.expr) -> Any:
 
 
 def read_by_settings() -> dict[str, Any]:
-    """Every variable console/settings.py reads through django-environ, with its default."""
+    """Every variable console/settings/ reads through django-environ, with its default."""
     found: dict[str, Any] = {}
-    for node in ast.walk(ast.parse(SETTINGS.read_text())):
+    nodes = (
+        n for path in sorted(SETTINGS.glob("*.py")) for n in ast.walk(ast.parse(path.read_text()))
+    )
+    for node in nodes:
         if isinstance(node, ast.DictComp):
             # LOCUS_BREAKER_<KEY>: one variable per (key, default) of the comprehension.
             name = next((n for n in ast.walk(node.value) if isinstance(n, ast.JoinedStr)), None)
@@ -120,4 +124,4 @@ def test_defaults_match_the_code() -> None:
             continue  # computed from other settings, or unset: the row says so in words
         if not _shows(rows[name], default):
             wrong[name] = (rows[name], default)
-    assert not wrong, f"defaults in docs/settings.md differ from console/settings.py: {wrong}"
+    assert not wrong, f"defaults in docs/settings.md differ from console/settings/: {wrong}"

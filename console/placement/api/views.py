@@ -15,8 +15,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.permissions import VIEWERS
-from console.placement.api import serializers as s
-from console.placement.api.overview import OverviewSerializer
+from console.placement.api.serializers.decisions import (
+    DecisionRecordSerializer,
+    DecisionSearchSerializer,
+)
+from console.placement.api.serializers.nodes import NodeWhySerializer
+from console.placement.api.serializers.overview import OverviewSerializer
+from console.placement.api.serializers.series import (
+    FleetSeriesQuerySerializer,
+    FleetSeriesSerializer,
+)
 from console.placement.breach_flags import breaches_around
 from console.placement.engine.runtime import runtime
 from console.placement.models import BreakerEvent, DecisionRecord
@@ -32,18 +40,18 @@ class DecisionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     with `?limit=&offset=`; a decision's own page is GET /api/v1/decisions/{id}."""
 
     queryset = DecisionRecord.objects.all()
-    serializer_class = s.DecisionRecordSerializer
+    serializer_class = DecisionRecordSerializer
     access = {"list": VIEWERS, "retrieve": VIEWERS, "OPTIONS": VIEWERS}
     # The search validates its own parameters (DecisionSearchSerializer).
     filter_backends: list[type] = []
 
-    @extend_schema(parameters=[s.DecisionSearchSerializer])
+    @extend_schema(parameters=[DecisionSearchSerializer])
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Search the decision records by id, time range (`from` inclusive, `to` exclusive),
         node, model, SLO, source, policy (NAME or NAME@VERSION), arm and outcome; newest
         first (`order=oldest` to turn it round). An unknown or malformed parameter is a 400
         naming it."""
-        query = s.DecisionSearchSerializer(data=request.query_params)
+        query = DecisionSearchSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         records = decision_search(query.validated_data)
         page = self.paginate_queryset(records) or []
@@ -56,14 +64,14 @@ class DecisionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
 class NodeWhyView(APIView):
     access = {"GET": VIEWERS, "HEAD": VIEWERS, "OPTIONS": VIEWERS}
 
-    @extend_schema(responses={200: s.NodeWhySerializer})
+    @extend_schema(responses={200: NodeWhySerializer})
     def get(self, request: Request, name: str) -> Response:
         """Why the node looks as it does: its breaches, breaker, telemetry age, state changes,
         recent decisions and their outcomes, and `reasons` in plain words, worst first."""
         answer = node_why(name=name, now=timezone.now())
         if answer is None:
             raise NotFound(f"No node named {name!r}.")
-        return Response(s.NodeWhySerializer(answer).data)
+        return Response(NodeWhySerializer(answer).data)
 
 
 class BreakerView(APIView):
@@ -119,12 +127,12 @@ class FleetSeriesView(APIView):
             OpenApiParameter("to", str, description="RFC 3339; default now"),
             OpenApiParameter("step", int, description="Seconds per bucket (default: ~240 points)"),
         ],
-        responses={200: s.FleetSeriesSerializer},
+        responses={200: FleetSeriesSerializer},
     )
     def get(self, request: Request) -> Response:
         """Fleet-wide series for charts: decisions/s, decision latency, fallbacks, breaker
         trips, prefix hit rate, SLO attainment and burn rate, and rollout marks (7 days at
         most, 1000 points at most)."""
-        query = s.FleetSeriesQuerySerializer(data=request.query_params)
+        query = FleetSeriesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         return Response(fleet_series(**query.validated_data))

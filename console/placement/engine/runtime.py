@@ -22,6 +22,7 @@ from console.placement.engine.core import Decision, Engine
 from console.placement.engine.inputs import DecisionInput
 from console.placement.engine.journal import Journal
 from console.placement.engine.outcomes import Outcomes
+from console.placement.engine.policies import LoadedPolicies
 from console.placement.engine.recorder import Recorder
 from console.placement.engine.records import live_event, record_row
 from console.placement.engine.sharedview import SharedView
@@ -38,10 +39,8 @@ from console.placement.selectors import engine_snapshot
 from console.placement.services import breaker_move_record, event_publish
 from optimizer.decide.filters.breakers import OPEN, BreakerBoard, BreakerConfig
 from optimizer.decide.framework import Splitter
-from optimizer.decide.registry import get_splitter, is_learned, load_policy
-from optimizer.decide.scorers.base import Policy
-from optimizer.decide.scorers.learned import scorer_digest
-from optimizer.decide.state.snapshot import PolicyRef, Snapshot
+from optimizer.decide.registry import get_splitter
+from optimizer.decide.state.snapshot import PolicyRef
 
 logger = logging.getLogger(__name__)
 
@@ -61,9 +60,10 @@ class Runtime:
             spec=settings.LOCUS_FALLBACK_POLICY,
         )
         self.breakers = BreakerBoard(_breaker_config(), on_transition=self._breaker_moved)
+        self.policies = LoadedPolicies()
         self.engine = Engine(
             breakers=self.breakers,
-            load_policy=self._policy,
+            load_policy=self.policies.get,
             fallback=fallback,
             stale_after_s=settings.LOCUS_TELEMETRY_STALE_SECONDS,
             max_fallbacks=settings.LOCUS_MAX_FALLBACKS,
@@ -90,8 +90,6 @@ class Runtime:
         )
         self.recorder.tick_hooks.append(self._flush_shadow)
         self._shadow_totals: dict[int, list[float]] = {}
-        self._policies: dict[tuple[str, int], Policy] = {}
-        self._unloadable: set[str] = set()
         self.outcomes = Outcomes(
             recorder=self.recorder, breakers=self.breakers, snapshot=lambda: self.engine.snapshot
         )
@@ -148,7 +146,7 @@ class Runtime:
             # unreachable (it reads as empty then): keep the last readings, which age into
             # staleness on their own, rather than placing as if the fleet were idle.
             snapshot = dataclasses.replace(snapshot, loads=previous.loads)
-        self._preload_policies(snapshot)
+        self.policies.preload(snapshot)
         self.engine.install(snapshot)
         self.last_refresh_error = ""
         BREAKER_OPEN.set(len(self.breakers.open_nodes()))
@@ -219,43 +217,7 @@ class Runtime:
             prefill_ok=prefill_ok,
         )
 
-    # -- policies and breakers -------------------------------------------------------------
-    def _policy(self, ref: PolicyRef, snapshot: Snapshot) -> Policy:
-        """Loaded policies. Heuristics are cached per topology (some, such as round-robin,
-        hold state tied to the node list); trained scorers do not depend on it and are kept
-        while the rollout uses them, so an inventory change never reloads one."""
-        key = _policy_key(ref, snapshot)
-        policy = self._policies.get(key)
-        if policy is None:
-            if ref.sha256 and scorer_digest(ref.spec) != ref.sha256:
-                # Never serve a file other than the one evaluated and approved.
-                raise ValueError(f"{ref.spec}/scorer.pt changed since {ref.key} was registered")
-            policy = load_policy(ref.spec, snapshot.topology, seed=0)
-            self._policies = {
-                k: v for k, v in self._policies.items() if k[1] in (0, id(snapshot.topology))
-            }
-            self._policies[key] = policy
-        return policy
-
-    def _preload_policies(self, snapshot: Snapshot) -> None:
-        """Load the rollout's policies before the snapshot serves, on the refresh thread:
-        loading a TorchScript scorer takes far longer than a decision may. Trained scorers
-        the rollout no longer uses are dropped. A policy that fails to load is left to the
-        request path, whose scorer guard falls back and counts it."""
-        rollout = snapshot.rollout
-        refs = [r for r in (rollout.active, rollout.canary, rollout.shadow) if r is not None]
-        in_use = {_policy_key(r, snapshot) for r in refs}
-        self._policies = {k: v for k, v in self._policies.items() if k[1] != 0 or k in in_use}
-        for ref in refs:
-            try:
-                self._policy(ref, snapshot)
-            except Exception as exc:
-                if ref.key not in self._unloadable:  # once, not every refresh
-                    logger.warning("cannot load policy %s (%s): %s", ref.key, ref.spec, exc)
-                    self._unloadable.add(ref.key)
-            else:
-                self._unloadable.discard(ref.key)
-
+    # -- breakers --------------------------------------------------------------------------
     def _breaker_moved(self, node: str, before: str, after: str, why: str) -> None:
         if after == OPEN:
             BREAKER_TRIPS.labels(node=node).inc()
@@ -276,10 +238,6 @@ def _freeze_heap() -> None:
     full collections paused it 4-27 ms. Garbage made before the freeze is collected first."""
     gc.collect()
     gc.freeze()
-
-
-def _policy_key(ref: PolicyRef, snapshot: Snapshot) -> tuple[str, int]:
-    return (ref.key, 0 if is_learned(ref.spec) else id(snapshot.topology))
 
 
 def _count_fallback(reason: str) -> None:

@@ -85,14 +85,14 @@ def test_trained_scorers_load_off_the_request_path_and_survive_inventory_changes
         loads.append(spec)
         return _Slow()
 
-    monkeypatch.setattr("console.placement.engine.runtime.load_policy", load)
+    monkeypatch.setattr("console.placement.engine.policies.load_policy", load)
     snap = example_engine.engine.snapshot
     with_fake = dataclasses.replace(snap, rollout=Rollout(active=fake))
-    example_engine._preload_policies(with_fake)
+    example_engine.policies.preload(with_fake)
     assert loads == [fake.spec]  # loaded before serving
     rebuilt = dataclasses.replace(with_fake, topology=snap.topology.model_copy())
-    example_engine._preload_policies(rebuilt)
-    assert example_engine._policy(fake, rebuilt) is not None
+    example_engine.policies.preload(rebuilt)
+    assert example_engine.policies.get(fake, rebuilt) is not None
     assert loads == [fake.spec]  # a new topology does not reload a trained scorer
 
 
@@ -116,8 +116,8 @@ def test_a_scorer_file_changed_since_registration_is_not_served(
     (artifact / "scorer.pt").write_bytes(b"swapped afterwards")
     ref = PolicyRef(name="ppo", version="1", spec=str(artifact), sha256=registered)
     snap = example_engine.engine.snapshot
-    example_engine._preload_policies(dataclasses.replace(snap, rollout=Rollout(active=ref)))
-    assert ref.key in example_engine._unloadable
+    example_engine.policies.preload(dataclasses.replace(snap, rollout=Rollout(active=ref)))
+    assert ref.key in example_engine.policies.unloadable
     _serve(ref)
     body = client_for("service").post("/api/v1/placements", REQUEST, format="json").json()
     assert body["policy"]["name"] == "least-loaded" and body["degraded"] == "scorer_error"

@@ -3,7 +3,7 @@ from the console with its default settings, on the demo fleet, registers a candi
 console evaluation beats the best heuristic at heavy load.
 
 Everything is the server's default except where the test suite shrinks it (tests/conftest.py):
-those settings are put back to the values `console/settings.py` ships, so the run is the one
+those settings are put back to the values `console/settings/` ships, so the run is the one
 an admin gets from `{"confirm": true}` (the Training page's form) and the evaluation the one
 the Policies page's "Evaluate" starts, over three seeds. Measured live on 2026-11-25
 (docs/learned-policy.md, "In the console"): at 4x (utilisation 1.55) 63.8% against
