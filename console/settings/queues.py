@@ -33,10 +33,10 @@ CELERY_TASK_ALWAYS_EAGER: bool = env.bool("CELERY_TASK_ALWAYS_EAGER", default=Fa
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message to be redelivered
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# A worker told to stop coldly (SIGQUIT; SIGTERM for the Procfile's jobs worker, which sets
-# REMAP_SIGTERM=SIGQUIT) gives its running task this long, then cancels it; late acks make it
-# redelivered on the next start (Celery 5.5 "soft shutdown"). Below the demo supervisor's
-# 20 s grace, so a training run never makes Ctrl-C on `make run` kill a worker.
+# A worker told to stop coldly (SIGQUIT, a second Ctrl-C) gives its running task this long,
+# then cancels it; late acks make it redelivered on the next start (Celery 5.5 "soft
+# shutdown"). SIGTERM makes a warm shutdown instead, and long jobs requeue themselves at
+# their next step (console/worker_stop.py; docs/operations.md, "Stopping a worker").
 CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT: float = env.float(
     "CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT", default=10.0
 )
