@@ -71,17 +71,28 @@ TABLES: tuple[Table, ...] = (
     Table(
         slug="router-bench",
         page="routers",
-        title="Fleet (a): one site of 10 mixed-accelerator nodes",
+        title="Fleet (a): one site of 10 mixed-accelerator nodes; fleet (b): 26 nodes at 9 sites",
         about=(
             "`optimizer/topologies/bench-single-site.yaml`, the Mooncake trace's first 20 s at a "
             "moderate and a heavy share of the fleet's capacity, one seed; 44 and 135 requests "
             "per cell, so a cell's attainment moves by 2.3 and 0.7 points a request. Measured on "
             "the project's 2-core machine while its test suite ran beside it: the added latency "
             "and CPU figures are upper bounds. Locus's CPU per request includes its scraper and "
-            "snapshot refresh, amortised over the few requests of a 20 s window."
+            "snapshot refresh, amortised over the few requests of a 20 s window. Fleet (b), "
+            "`optimizer/topologies/fleet-demo.yaml` (two jurisdictions, 3 models, 5 sources, "
+            "EU residency on two SLO classes), was run later on its own: 90 and 261 requests "
+            "per cell (1.1 and 0.4 points a request), on the same 2-core machine shared with "
+            "other benchmark and test runs (load average 3 to 5). The peers' misses there are "
+            "mostly reach and residency, not speed: requests sent to a node their source has "
+            "no route to, and EU requests answered in the US. Locus's are TTFT misses behind "
+            "a long prompt already in prefill on the picked node, which its estimate did not "
+            "charge (the pick's receipt says tens of ms where seconds followed)."
         ),
         script="""\
 make bench-routers BENCH_ARGS="--fleets single-site --fresh \\
+  --routers locus-generalist,locus-weighted-score,sglang-cache_aware,sglang-power_of_two,\\
+vllm-cache_aware,round-robin --out docs/results/reports/router-bench/routers.json"
+make bench-routers BENCH_ARGS="--fleets multi-site --port-base 27000 \\
   --routers locus-generalist,locus-weighted-score,sglang-cache_aware,sglang-power_of_two,\\
 vllm-cache_aware,round-robin --out docs/results/reports/router-bench/routers.json"
 rm -rf docs/results/reports/router-bench/raw docs/results/reports/router-bench/*.png""",
