@@ -27,6 +27,7 @@ _COLUMNS = (
     "ttft_ms",
     "e2e_ms",
     "ok",
+    "prefill_node",
 )
 PROFILE_FIELDS = ("prefill_tokens_per_s", "decode_step_ms", "decode_step_ms_per_seq")
 
@@ -46,7 +47,7 @@ def observation_records(*, since: datetime, until: datetime) -> Iterator[dict[st
         .values_list(*_COLUMNS)
         .iterator(chunk_size=CHUNK_ROWS)
     )
-    for at, prompt, output, hashes, source, site, model, slo, node, ttft, e2e, ok in rows:
+    for at, prompt, output, hashes, source, site, model, slo, node, ttft, e2e, ok, prefill in rows:
         measured = ok is not None and ttft is not None and e2e is not None
         yield observation_record(
             timestamp_ms=at.timestamp() * 1000.0,
@@ -61,6 +62,8 @@ def observation_records(*, since: datetime, until: datetime) -> Iterator[dict[st
             ttft_ms=ttft if measured else None,
             e2e_ms=e2e if measured else None,
             ok=bool(ok) if measured else False,
+            # A split decision (issue #30): the node that ran its prefill; `node` decoded it.
+            prefill_node=prefill or None,
         )
 
 

@@ -16,6 +16,10 @@ a round takes ρ = Σ_k active (s_k + c_k b_k) (optimizer/sim/node.py: models ta
 a span of length Δt holds Δt/ρ rounds and Σ b_k Δt/ρ sequence-rounds of model k. Summing
 those rates over W's and D's spans gives coefficients whose dot product with θ is exactly
 the time spent, so the true θ reproduces itself: it is a fixed point of "replay, then solve".
+
+A split request (issue #30) is on two timelines: its prefill node's, from its prefill start
+to its handoff (`handed_off`), and its decode node's, where it is admitted prefilled (no
+prefill time) when its KV arrives and decodes; its rows are read off both (`split_rows`).
 """
 
 from __future__ import annotations
@@ -23,11 +27,14 @@ from __future__ import annotations
 import numpy as np
 
 from optimizer.calibration.equations import Layout, NormalEquations
-from optimizer.decide.state.estimates import PROMPT_BYTES_PER_TOKEN
+from optimizer.calibration.routes import Routes
+from optimizer.calibration.split_rows import Timeline, add_split_rows, span
 from optimizer.observations import Observations
 from optimizer.sim.engine import SimResult
 from optimizer.sim.requests import SERVED
 from optimizer.topology import Topology
+
+__all__ = ["Routes", "accumulate", "profile_of_request", "queue_free"]
 
 # Separating queueing from service (issue #26). A TTFT row enters the fit only when, in the
 # replay, the request waited at most QUEUE_SHARE of its observed TTFT and its own prefill is at
@@ -47,33 +54,6 @@ from optimizer.topology import Topology
 # Decode rows (E2E − TTFT) hold no queue wait and are always kept.
 QUEUE_SHARE = 0.05
 OWN_SHARE = 0.85
-
-
-class Routes:
-    """Per request: its link's place in θ (-1: not fitted), the RTT it is given when that link
-    is not fitted (0 when it is), and its prompt's transfer time (never fitted)."""
-
-    def __init__(self, topology: Topology, observations: Observations, layout: Layout) -> None:
-        fitted = {
-            frozenset((topology.links[i].a, topology.links[i].b)): j
-            for j, i in enumerate(layout.links)
-        }
-        n = len(observations)
-        self.link = np.full(n, -1, dtype=np.int64)
-        self.transfer = np.zeros(n)
-        self.rtt_fixed = np.zeros(n)
-        for rid, (request, node) in enumerate(
-            zip(observations.requests, observations.node, strict=True)
-        ):
-            if node is None:
-                continue
-            site = topology.node_by_name[node].site
-            route = topology.routes[(request.source_site, site)]
-            self.transfer[rid] = PROMPT_BYTES_PER_TOKEN * request.prompt_tokens * route.s_per_byte
-            if site != request.source_site:
-                self.link[rid] = fitted.get(frozenset((request.source_site, site)), -1)
-            if self.link[rid] < 0:
-                self.rtt_fixed[rid] = route.rtt_s
 
 
 def queue_free(
@@ -140,9 +120,20 @@ def accumulate(
         np.zeros((n_p, 3)),
         np.zeros((n_p, 3)),
     )
+    split = routes.split
+    node_index = {node.name: i for i, node in enumerate(topology.nodes)}
+    prefill_of = np.array(
+        [-1 if p is None else node_index[p] for p in observations.prefill_node], dtype=np.int64
+    )
+    handed = np.array(t.handed_off)
+    link_theta = theta[3 * n_p :]
+    timelines: dict[int, Timeline] = {}
     for n, entry in enumerate(topology.nodes):
-        sel = np.flatnonzero(served & (node_of == n))
-        if sel.size == 0:
+        sel = np.flatnonzero(served & ~split & (node_of == n))
+        # Split requests: prefilled here and handed off, or admitted here prefilled.
+        pre = np.flatnonzero(served & split & (prefill_of == n))
+        dec = np.flatnonzero(served & split & (node_of == n))
+        if sel.size + pre.size + dec.size == 0:
             continue
         slots = np.array([profile_index[(m, entry.accelerator)] for m in entry.models])
         slot_of_model = np.full(len(topology.models), -1)
@@ -151,23 +142,27 @@ def accumulate(
         k_of = slot_of_model[model_of[sel]]
         u = uncached[sel] / entry.gpus
         t_pre = t_first[sel] - u * x[slots[k_of]]
+        k_pre, k_dec = slot_of_model[model_of[pre]], slot_of_model[model_of[dec]]
+        u_pre = uncached[pre] / entry.gpus
         times, cumulative = _timeline(
-            t_pre,
-            t_first[sel],
-            t_end[sel],
-            k_of,
-            decodes[sel],
+            np.concatenate([t_pre, handed[pre] - u_pre * x[slots[k_pre]], t_first[dec]]),
+            np.concatenate([t_first[sel], handed[pre], t_first[dec]]),
+            np.concatenate([t_end[sel], handed[pre], t_end[dec]]),
+            np.concatenate([k_of, k_pre, k_dec]),
+            np.concatenate([decodes[sel], np.zeros(pre.size, dtype=bool), decodes[dec]]),
             x[slots],
             step[slots],
             per_seq[slots],
         )
+        if pre.size or dec.size:
+            timelines[n] = Timeline(times, cumulative, slots, slot_of_model, entry.gpus)
         rows = use[sel]
         if not rows.any():
             continue
         r = sel[rows]
-        t_node = arrival[r] + half[r] + routes.transfer[r]
+        t_node = arrival[r] + half[r] + routes.to_fixed[r] + routes.to_coef[r] @ link_theta
         ttft_observed = observations.ttft_s[r]
-        wait = _span(times, cumulative, t_node, t_pre[rows])
+        wait = span(times, cumulative, t_node, t_pre[rows])
         keep = (
             np.ones(r.size, dtype=bool)
             if queue_share is None
@@ -179,7 +174,7 @@ def accumulate(
         np.add.at(eq.queue_free, own_profile, keep)
         np.add.at(eq.queued, own_profile, ~keep)
 
-        decode = _span(times, cumulative, t_first[r], t_end[r])
+        decode = span(times, cumulative, t_first[r], t_end[r])
         _add_rows(
             eq,
             layout,
@@ -187,18 +182,29 @@ def accumulate(
             wait=wait,
             decode=decode,
             own=(slots[k_of[rows]], u[rows], k_of[rows]),
-            link=routes.link[r],
+            link=routes.coef[r],
             ttft=observations.ttft_s[r] - routes.transfer[r] - routes.rtt_fixed[r],
             e2e=observations.e2e_s[r],
             ttft_observed=ttft_observed,
             keep_ttft=keep,
         )
+    if timelines:
+        add_split_rows(
+            eq,
+            layout,
+            theta,
+            timelines,
+            np.flatnonzero(use & split),
+            node_of=node_of,
+            prefill_of=prefill_of,
+            columns=(arrival, t_first, t_end, handed, uncached, model_of),
+            routes=routes,
+            observations=observations,
+            keep_rule=None
+            if queue_share is None
+            else lambda wait, own, ttft: wait <= queue_share * ttft,
+        )
     return eq
-
-
-def _span(times: np.ndarray, cumulative: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per request, each cumulative column's growth from time a to time b."""
-    return np.stack([np.interp(b, times, c) - np.interp(a, times, c) for c in cumulative.T], axis=1)
 
 
 def _timeline(
@@ -247,7 +253,7 @@ def _add_rows(
     wait: np.ndarray,
     decode: np.ndarray,
     own: tuple[np.ndarray, np.ndarray, np.ndarray],  # profile, uncached / g, slot
-    link: np.ndarray,
+    link: np.ndarray,  # per row, the coefficients of θ's link columns (Routes.coef)
     ttft: np.ndarray,
     e2e: np.ndarray,
     ttft_observed: np.ndarray,
@@ -273,8 +279,7 @@ def _add_rows(
         (eq.batch_moments, batch, own_rounds > 0),
     ):
         np.add.at(moments, own[0][has], np.stack([np.ones(m), value, value**2], axis=1)[has])
-    fitted_link = link >= 0
-    a_ttft[r[fitted_link], 3 * n_p + link[fitted_link]] = 1.0
+    a_ttft[:, 3 * n_p :] = link
     w_ttft = 1.0 / ttft_observed
     w_dec = 1.0 / e2e
     a = np.concatenate([a_ttft[keep_ttft] * w_ttft[keep_ttft, None], a_dec * w_dec[:, None]])

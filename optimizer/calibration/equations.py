@@ -10,14 +10,17 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Layout:
-    """Where each parameter sits in θ: x, s, c per profile (topology order), then links."""
+    """Where each parameter sits in θ: x, s, c per profile (topology order), then the RTT of
+    each fitted link, then the seconds per byte (1 / bandwidth) of each link whose transfers
+    are fitted (split requests' KV, issue #30)."""
 
     profiles: int
-    links: tuple[int, ...]  # topology link indices that are fitted, in θ order after 3P
+    links: tuple[int, ...]  # topology link indices whose RTT is fitted, in θ order after 3P
+    transfers: tuple[int, ...] = ()  # topology link indices whose bandwidth is fitted, after
 
     @property
     def size(self) -> int:
-        return 3 * self.profiles + len(self.links)
+        return 3 * self.profiles + len(self.links) + len(self.transfers)
 
 
 @dataclass

@@ -2,8 +2,9 @@
 
 The replay runs the ordinary simulator (`optimizer.sim`) through its step-able interface
 (`Simulator.advance` and `send`), sending each arrival to its recorded node instead of asking
-a policy, and rejecting the requests that were rejected. Every node is taken as active: the
-inventory's state today is not the state the traffic met.
+a policy (a split request, issue #30, to its recorded prefill node and decode node, so its KV
+crosses the same link as it did), and rejecting the requests that were rejected. Every node
+is taken as active: the inventory's state today is not the state the traffic met.
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ def all_active(topology: Topology) -> Topology:
 
 
 def replay(topology: Topology, observations: Observations) -> SimResult:
-    """Replay `observations` with placement forced to the recorded node."""
+    """Replay `observations` with placement forced to the recorded node (pair)."""
     index = {node.name: i for i, node in enumerate(topology.nodes)}
     target = [None if name is None else index[name] for name in observations.node]
+    prefill = [None if name is None else index[name] for name in observations.prefill_node]
     # The simulator needs a policy to re-place requests of failed nodes; a replay schedules no
     # failures, so it is never asked.
     policy = get_policy("round-robin", topology)
@@ -48,7 +50,7 @@ def replay(topology: Topology, observations: Observations) -> SimResult:
             table.reject_reason[rid] = "observed"
             table.resolved.append(rid)
         else:
-            sim.send(rid, node, sim.now)
+            sim.send(rid, node, sim.now, prefill[rid])
     return sim.result(0.0)
 
 

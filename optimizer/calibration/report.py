@@ -11,6 +11,7 @@ from optimizer.calibration.equations import NormalEquations
 from optimizer.calibration.fit import Step, interval
 from optimizer.observations import Observations
 from optimizer.topology import Topology
+from optimizer.topology_entries import Link
 
 PAIRS_IN_REPORT = 400  # sampled (observed, predicted) TTFT pairs for the dashboard's plot
 # A profile's values in θ's order (design.Layout): x, s, c.
@@ -127,6 +128,20 @@ def profile_entries(
     return entries
 
 
+def kept_bandwidths(
+    nominal: Topology, fitted: Topology, identified: np.ndarray, transfers: tuple[int, ...]
+) -> tuple[Link, ...]:
+    """`fitted`'s links with the bandwidth of each link in `transfers` whose value was not
+    identified (`identified`, in `transfers`' order) back at nominal exactly."""
+    links = list(fitted.links)
+    for j, i in enumerate(transfers):
+        if not identified[j]:
+            links[i] = links[i].model_copy(
+                update={"bandwidth_gbps": nominal.links[i].bandwidth_gbps}
+            )
+    return tuple(links)
+
+
 def link_entries(
     fleet: Topology,
     calibrated: Topology,
@@ -134,8 +149,15 @@ def link_entries(
     links: tuple[int, ...],
     samples: np.ndarray,
     min_samples: int,
+    *,
+    transfers: tuple[tuple[int, ...], np.ndarray] | None = None,
 ) -> list[dict[str, Any]]:
+    """Per link its RTT's status and value; a link that carried split requests' KV (issue
+    #30; `transfers`: the links whose bandwidth is fitted, and per link the transfers that
+    crossed it) also its `bandwidth_gbps`, with its own status and samples."""
     base = 3 * len(fleet.profiles)
+    fitted_bw, transfer_samples = transfers if transfers is not None else ((), None)
+    bw_place = {i: base + len(links) + j for j, i in enumerate(fitted_bw)}
     place = {i: j for j, i in enumerate(links)}
     entries = []
     for i, (old, new) in enumerate(zip(fleet.links, calibrated.links, strict=True)):
@@ -151,16 +173,38 @@ def link_entries(
                 zsd = None
         else:
             status = "insufficient_data" if samples[i] < min_samples else "not_fitted"
+        values = {"rtt_ms": _value(old.rtt_ms, new.rtt_ms, zsd, int(samples[i]))}
+        if transfer_samples is not None and transfer_samples[i] > 0:
+            values["bandwidth_gbps"] = _bandwidth(
+                old.bandwidth_gbps,
+                new.bandwidth_gbps,
+                step,
+                bw_place.get(i),
+                int(transfer_samples[i]),
+            )
         entries.append(
             {
                 "a": old.a,
                 "b": old.b,
                 "status": status,
                 "samples": int(samples[i]),
-                "values": {"rtt_ms": _value(old.rtt_ms, new.rtt_ms, zsd, int(samples[i]))},
+                "values": values,
             }
         )
     return entries
+
+
+def _bandwidth(
+    nominal: float, fitted: float, step: Step | None, j: int | None, samples: int
+) -> dict[str, Any]:
+    """A link's bandwidth: θ holds its seconds per byte, so its interval is inverted."""
+    status = "insufficient_data" if j is None else _status(True, step, j)
+    zsd = None
+    if j is not None and step is not None and status in ("fitted", "agrees_with_nominal"):
+        zsd = (float(step.z[j]), float(step.sd[j]))
+    entry = _value(nominal, fitted, zsd, samples, invert=True)
+    entry["status"] = status
+    return entry
 
 
 def ttft_pairs(

@@ -34,10 +34,12 @@ from optimizer.calibration.replay import (
 )
 from optimizer.calibration.report import (
     PROFILE_VALUES,
+    kept_bandwidths,
     link_entries,
     profile_entries,
     ttft_pairs,
 )
+from optimizer.calibration.split_rows import split_samples
 from optimizer.errors import InputFileError
 from optimizer.observations import Observations
 from optimizer.sim.engine import SimResult
@@ -67,9 +69,12 @@ class CalibrationResult:
     report: dict[str, Any]
 
 
-def parameters(topology: Topology, links: tuple[int, ...]) -> np.ndarray:
+def parameters(
+    topology: Topology, links: tuple[int, ...], transfers: tuple[int, ...] = ()
+) -> np.ndarray:
     """θ of a fleet (design.Layout's order): 1/prefill rate, decode step and per-sequence
-    step per profile, in seconds, then the RTT of each link in `links`."""
+    step per profile, in seconds, then the RTT of each link in `links`, then the seconds per
+    byte of each link in `transfers`."""
     p = topology.profiles
     return np.concatenate(
         [
@@ -77,12 +82,16 @@ def parameters(topology: Topology, links: tuple[int, ...]) -> np.ndarray:
             [pr.decode_step_ms / 1000.0 for pr in p],
             [pr.decode_step_ms_per_seq / 1000.0 for pr in p],
             [topology.links[i].rtt_ms / 1000.0 for i in links],
+            [8.0 / (topology.links[i].bandwidth_gbps * 1e9) for i in transfers],
         ]
     )
 
 
-def with_parameters(topology: Topology, theta: np.ndarray, links: tuple[int, ...]) -> Topology:
-    """`topology` with profile speeds and fitted link RTTs taken from θ (rounded for the file)."""
+def with_parameters(
+    topology: Topology, theta: np.ndarray, links: tuple[int, ...], transfers: tuple[int, ...] = ()
+) -> Topology:
+    """`topology` with profile speeds, fitted link RTTs and fitted link bandwidths taken from θ
+    (rounded for the file)."""
     n = len(topology.profiles)
     profiles = tuple(
         pr.model_copy(
@@ -97,6 +106,9 @@ def with_parameters(topology: Topology, theta: np.ndarray, links: tuple[int, ...
     new_links = list(topology.links)
     for j, i in enumerate(links):
         new_links[i] = new_links[i].model_copy(update={"rtt_ms": round(theta[3 * n + j] * 1e3, 4)})
+    for j, i in enumerate(transfers):
+        gbps = round(8.0 / (theta[3 * n + len(links) + j] * 1e9), 4)
+        new_links[i] = new_links[i].model_copy(update={"bandwidth_gbps": gbps})
     return rebuilt(topology, profiles=profiles, links=tuple(new_links))
 
 
@@ -143,14 +155,19 @@ def calibrate(
     profile_of = profile_of_request(fleet, observations)
     fit = split(observations, fit_share)
     held_out = observations.measured & ~fit
-    profile_samples = np.bincount(
-        profile_of[fit & (profile_of >= 0)], minlength=len(fleet.profiles)
+    prefill_samples, transfer_samples = split_samples(fleet, observations, fit)
+    profile_samples = (
+        np.bincount(profile_of[fit & (profile_of >= 0)], minlength=len(fleet.profiles))
+        + prefill_samples
     )
     link_samples = _link_samples(fleet, observations, fit)
     # Link RTTs are fitted only on request (docs/twin.md): an RTT and a queue wait both add to
     # TTFT, and early iterates, whose waits are too short, push the difference into RTTs.
     links = tuple(int(i) for i in np.flatnonzero(link_samples >= min_samples)) if fit_links else ()
-    layout = Layout(profiles=len(fleet.profiles), links=links)
+    # A split request's KV crosses its link at the link's bandwidth (issue #30), most of its
+    # TTFT on a long prompt: fitted wherever enough split requests crossed a link.
+    transfers = tuple(int(i) for i in np.flatnonzero(transfer_samples >= min_samples))
+    layout = Layout(profiles=len(fleet.profiles), links=links, transfers=transfers)
     fitted_profiles = profile_samples >= min_samples
     labels = [f"{p.model}@{p.accelerator}" for p in fleet.profiles]
     if not fitted_profiles.any():
@@ -163,10 +180,12 @@ def calibrate(
                 + "); nothing was changed"
             ],
         )
-    free = np.concatenate([np.tile(fitted_profiles, 3), np.ones(len(links), dtype=bool)])
+    free = np.concatenate(
+        [np.tile(fitted_profiles, 3), np.ones(len(links) + len(transfers), dtype=bool)]
+    )
     lower = np.full(layout.size, MIN_RATIO)
     lower[2 * layout.profiles : 3 * layout.profiles] = 0.0
-    nominal_theta = parameters(fleet, links)
+    nominal_theta = parameters(fleet, links, transfers)
     routes = Routes(fleet, observations, layout)
 
     theta = nominal_theta.copy()
@@ -190,7 +209,7 @@ def calibrate(
         # Relative to the larger of the two: a per-sequence step may sit at its bound, 0.
         change = float(np.max(np.abs(new - theta) / np.maximum(np.abs(theta), np.abs(new))))
         theta = new
-        result = replay(with_parameters(fleet, theta, links), observations)
+        result = replay(with_parameters(fleet, theta, links, transfers), observations)
         score = mismatch(result, observations, fit)
         if score < best.score:
             best, stale = _Iterate(score, theta, result, step, eq), 0
@@ -213,14 +232,17 @@ def calibrate(
     theta = np.where(identified, best.theta, nominal_theta)
     result = best.result
     if not np.array_equal(theta, best.theta):
-        result = replay(with_parameters(fleet, theta, links), observations)
-    fitted_file = with_parameters(nominal, theta, links)
+        result = replay(with_parameters(fleet, theta, links, transfers), observations)
+    fitted_file = with_parameters(nominal, theta, links, transfers)
     # Values that did not move keep their nominal entries exactly (no float round trip).
     calibrated = rebuilt(
         fitted_file,
         profiles=tuple(
             kept(old, new, identified, i, layout.profiles)
             for i, (old, new) in enumerate(zip(nominal.profiles, fitted_file.profiles, strict=True))
+        ),
+        links=kept_bandwidths(
+            nominal, fitted_file, identified[layout.size - len(transfers) :], transfers
         ),
     )
     before = fidelity(start, observations, held_out)
@@ -236,7 +258,15 @@ def calibrate(
         "profiles": profile_entries(
             fleet, calibrated, report_step, report_eq, profile_samples, fitted_profiles
         ),
-        "links": link_entries(fleet, calibrated, report_step, links, link_samples, min_samples),
+        "links": link_entries(
+            fleet,
+            calibrated,
+            report_step,
+            links,
+            link_samples,
+            min_samples,
+            transfers=(transfers, transfer_samples),
+        ),
         "unfitted_profiles": [labels[i] for i in np.flatnonzero(~fitted_profiles)],
         "fidelity": {"before": before, "after": after},
         "fidelity_in_sample": {

@@ -42,6 +42,9 @@ class RequestTable:
         # decode node (which then admits it without prefilling: `optimizer.sim.node`).
         self.prefill_node = [-1] * n
         self.prefilled = [False] * n
+        # When a split request's prefill ended and its KV left (the twin's replay reads it to
+        # place the prefill on its node's timeline: optimizer/calibration/design.py).
+        self.handed_off = [0.0] * n
         self.half_rtt = [0.0] * n  # the return half of the RTT, added to TTFT and E2E
         self.cached = [0] * n
         self.cost = [0.0] * n

@@ -78,6 +78,7 @@ class KvTransfers:
         decode = table.node[rid]
         a, b = fleet.node_site[prefill], fleet.node_site[decode]
         kv_bytes = table.kv_prompt[rid]
+        table.handed_off[rid] = now
         if a != b:
             link = self._routes[(self._site[prefill], self._site[decode])]
             table.cost[rid] += kv_bytes * link.egress_usd_per_byte

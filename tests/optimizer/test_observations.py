@@ -124,6 +124,15 @@ def test_an_unknown_name_in_a_trace_names_file_and_line(
         ({"ok": "yes"}, "field 'ok': expected true or false"),
         ({"ok": None}, "field 'ok': expected true or false"),
         ({"input_length": 10**100}, "field 'input_length': must be at most 10000000"),
+        # A split request (issue #30): its prefill node is checked as its node is.
+        ({"prefill_node": "atlantis-1"}, "field 'prefill_node': unknown node 'atlantis-1'"),
+        ({"prefill_node": 7}, "field 'prefill_node': unknown node 7"),
+        ({"prefill_node": "fra-h100x4-70b"}, "field 'prefill_node': 'fra-h100x4-70b' does not"),
+        ({"prefill_node": "nyc-orin-1"}, "field 'prefill_node': 'nyc-orin-1' is unreachable"),
+        (
+            {"node": None, "prefill_node": "fra-a100-1"},
+            "field 'prefill_node': a rejected request has none",
+        ),
     ],
 )
 def test_a_bad_observation_names_file_and_line(
