@@ -180,12 +180,12 @@ done""",
             "the routers (the load average before each run is in the table). " + SHARED_MACHINE
         ),
         script="""\
-mkdir -p docs/results/reports/live-deciders
-R=docs/results/reports/live-deciders
+mkdir -p docs/results/reports/live-deciders/
+R=docs/results/reports/live-deciders/
 nice .venv/bin/python tests/bench/bench_live_deciders.py --minutes 5 --processes 1,4,4own \\
-  --port-base 28100 --json $R/fleet-demo-5min.json
+  --port-base 28100 --json ${R}fleet-demo-5min.json
 nice .venv/bin/python tests/bench/bench_live_deciders.py --minutes 10 --processes 1,4 \\
-  --port-base 28100 --json $R/fleet-demo-10min.json""",
+  --port-base 28100 --json ${R}fleet-demo-10min.json""",
         render=live_deciders,
     ),
     Table(
