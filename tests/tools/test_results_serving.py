@@ -9,6 +9,7 @@ from tools.results.serving import (
     decision_api,
     large_body,
     learned_why,
+    live_deciders,
     picker_scale_out,
     receipts,
     router_overhead,
@@ -114,3 +115,30 @@ def test_large_body_gives_the_router_the_picker_and_who_answered_each_limit() ->
                                "5.88", "3.35"]]  # fmt: skip
     assert "one byte over: 413, exactly the limit: 413 from node sim-1" in limited
     assert "5 MiB in one message: gRPC X" in limited
+
+
+def _live_run(processes: int, shared: bool, attainment: float, p99_us: float) -> dict[str, Any]:
+    lag = {"count": 10, "p50": 8.0, "p99": 40.0} if shared and processes > 1 else {"count": 0}
+    return {
+        "processes": processes,
+        "shared_view": shared,
+        "outcomes": 1400,
+        "slo_attainment": attainment,
+        "decision_us": {"p50": 700.0, "p99": p99_us},
+        "router_overhead_ms": {"p50": 2.0, "p99": 20.0},
+        "shared_view_lag_ms": lag,
+        "router_cpu_s": 35.0,
+        "scraper_cpu_s": 100.0,
+        "load_average_before": [3.0, 3.0, 3.0],
+    }
+
+
+def test_live_deciders_compares_each_run_with_its_reports_first() -> None:
+    runs = [_live_run(1, True, 0.98, 10_000.0), _live_run(4, True, 0.985, 15_000.0)]
+    runs.append(_live_run(4, False, 0.975, 11_000.0))
+    data = {"minutes": 5.0, "requests_per_s": 5.04, "runs": runs}
+    rows = _cells(live_deciders([Report("fleet-demo-5min", data)]).split("\n\n")[0])
+    assert [r[1] for r in rows] == ["1", "4", "4 (own views)"]
+    assert [r[4] for r in rows] == ["+0.00 pt", "+0.50 pt", "-0.50 pt"]
+    assert [r[6] for r in rows] == ["1.00", "1.50", "1.10"]
+    assert [r[8] for r in rows] == ["–", "8.0 / 40.0", "–"]

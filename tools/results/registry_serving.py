@@ -11,6 +11,7 @@ from tools.results.serving import (
     decision_api,
     large_body,
     learned_why,
+    live_deciders,
     picker_scale_out,
     receipts,
     router_overhead,
@@ -163,6 +164,30 @@ for n in 1 2 4; do
     tests/bench/bench_picker.py --runs picker --processes $n --seconds 5 --json $R/p$n-shared.json
 done""",
         render=picker_scale_out,
+    ),
+    Table(
+        slug="live-deciders",
+        page="scale-out",
+        title="Four routers sharing the live view against one, live",
+        about=(
+            "`tests/bench/bench_live_deciders.py` (issue #29): the demo fleet emulated "
+            "(`serve-fleet`), PostgreSQL and Redis, `run_router --processes 1` then `--processes "
+            "4` with weighted-score and the shared live view, each on a fresh fleet, database "
+            "and Redis, a scraper reading every node once a second; the same open-loop replay of "
+            "the Mooncake trace at utilisation 0.5 (seed 0) with the OpenAI client. The 5-minute "
+            "run adds 4 processes with the view off as a control. Issue #29's goals: 4 "
+            "processes within 1 point of 1, and a decision p99 within 10% of it. The emulated "
+            "fleet, the scraper, the client and other people's work run on the same 2 cores as "
+            "the routers (the load average before each run is in the table). " + SHARED_MACHINE
+        ),
+        script="""\
+mkdir -p docs/results/reports/live-deciders/
+R=docs/results/reports/live-deciders/
+nice .venv/bin/python tests/bench/bench_live_deciders.py --minutes 5 --processes 1,4,4own \\
+  --port-base 28100 --json ${R}fleet-demo-5min.json
+nice .venv/bin/python tests/bench/bench_live_deciders.py --minutes 10 --processes 1,4 \\
+  --port-base 28100 --json ${R}fleet-demo-10min.json""",
+        render=live_deciders,
     ),
     Table(
         slug="router-overhead",

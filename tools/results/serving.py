@@ -253,3 +253,45 @@ def _answered(case: dict[str, Any]) -> str:
         return f"gRPC {case.get('grpc')}"
     node = case.get("node")
     return f"{case['status']} from node {node}" if node else str(case["status"])
+
+
+def live_deciders(reports: Sequence[Report]) -> str:
+    """One row per run of each report: the canary's SLO attainment and its change from the
+    report's first run (one process), the decision time from the records and its p99's ratio
+    to the first run's, the router's own histogram and the shared view's lag."""
+    rows = []
+    for report in reports:
+        data = report.data
+        base = data["runs"][0]
+        for run in data["runs"]:
+            d, lag = run["decision_us"], run["shared_view_lag_ms"]
+            router = run["router_overhead_ms"]
+            rows.append(
+                [
+                    f"{data['minutes']:g} min, {data['requests_per_s']:.1f} req/s",
+                    f"{run['processes']}" + ("" if run["shared_view"] else " (own views)"),
+                    f"{run['outcomes']:,}",
+                    f"{run['slo_attainment']:.2%}",
+                    f"{(run['slo_attainment'] - base['slo_attainment']) * 100:+.2f} pt",
+                    f"{d['p50']:,.0f} / {d['p99']:,.0f}",
+                    f"{d['p99'] / base['decision_us']['p99']:.2f}",
+                    f"{router['p50']:.2f} / {router['p99']:.2f}",
+                    f"{lag['p50']:.1f} / {lag['p99']:.1f}" if lag["count"] else "–",
+                    f"{run['router_cpu_s']:.0f} / {run['scraper_cpu_s']:.0f}",
+                    f"{run['load_average_before'][0]:.1f}",
+                ]
+            )
+    header = ["replay", "processes", "outcomes", "SLO attainment", "Δ from 1 process",
+              "decision p50 / p99 µs", "p99 ratio", "router parse + decide p50 / p99 ms",
+              "shared view lag p50 / p99 ms", "CPU s routers / scraper",
+              "load average before"]  # fmt: skip
+    legend = (
+        "SLO attainment is the canary's figure (`arm_stats` over the run's decisions and the "
+        "outcomes the router recorded). Decision time is the records' `latency_us` (the "
+        "engine's wall time, its lock included), all processes together; the router's parse + "
+        "decide time and the lag are `/metrics` histograms summed over the processes, "
+        'interpolated within their buckets. "Own views": the view off, each process '
+        "deciding from its own (a control). CPU is over the replay and its drain, the routers' "
+        "processes together."
+    )
+    return markdown_table(header, rows) + "\n\n" + legend

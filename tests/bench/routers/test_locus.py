@@ -14,7 +14,7 @@ import requests
 
 from optimizer.topology_files import load_topology
 from routers import fleet as fleets
-from routers.locus import locus_routers
+from routers.locus import _env, locus_routers
 from routers.peers import FleetTarget
 from routers.test_report import _free_base
 
@@ -24,6 +24,17 @@ SINGLE_SITE = REPO / "optimizer" / "topologies" / "bench-single-site.yaml"
 
 def test_the_rows_are_named_after_their_policy() -> None:
     assert [s.name for s in locus_routers()] == ["locus-generalist", "locus-weighted-score"]
+
+
+def test_a_row_runs_on_its_own_stores_unless_given_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgres://elsewhere/db")
+    monkeypatch.setenv("REDIS_URL", "redis://elsewhere/0")
+    own = _env(tmp_path, "weighted-score", {})
+    assert "DATABASE_URL" not in own and "REDIS_URL" not in own
+    given = {"DATABASE_URL": "postgres://here/bench", "REDIS_URL": "redis://here/14"}
+    assert _env(tmp_path, "weighted-score", given).items() >= given.items()
 
 
 @pytest.mark.slow
