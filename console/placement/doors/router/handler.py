@@ -82,9 +82,12 @@ class CompletionHandler:
             return await _relay(request, forwarded.response, call, times, extra)
         except (asyncio.CancelledError, ConnectionResetError):
             # The client went away (aiohttp cancels its handler): closing the node's answer
-            # below cancels the node's request.
-            recorded = False
-            ROUTER_DISCONNECTS.inc()
+            # below cancels the node's request. A client that hangs up once it has the
+            # stream's terminator (OpenAI's SDKs stop reading there) had its whole answer:
+            # that call is recorded as served, not lost.
+            recorded = times.complete
+            if not recorded:
+                ROUTER_DISCONNECTS.inc()
             raise
         finally:
             if forwarded is not None:
@@ -173,11 +176,17 @@ async def _relay(
         out = relay.feed(chunk, time.monotonic())
         if out:
             await response.write(out)  # ConnectionResetError: the client went away
+            if relay.done and not times.complete:
+                # The client has the terminator: the answer is complete whatever follows.
+                times.ended = time.monotonic()
+                times.complete = True
+                times.first_token, times.usage = relay.first_token, relay.usage
     tail = relay.close()
     if tail:
         await response.write(tail)
-    times.ended = time.monotonic()
-    times.complete = True
-    times.first_token, times.usage = relay.first_token, relay.usage
+    if not times.complete:
+        times.ended = time.monotonic()
+        times.complete = True
+        times.first_token, times.usage = relay.first_token, relay.usage
     await response.write_eof()
     return response

@@ -18,6 +18,8 @@ import orjson
 # An event ends at a blank line; servers may end lines with CRLF.
 _EVENT_END = re.compile(rb"\r?\n\r?\n")
 _USAGE = re.compile(rb'"usage"\s*:\s*\{')
+# OpenAI's stream terminator, the answer's last event: a client may hang up once it has it.
+_DONE = re.compile(rb"^data:\s*\[DONE\]", re.MULTILINE)
 
 
 def _has_token(choice: Any) -> bool:
@@ -48,12 +50,14 @@ def _data(event: bytes) -> Any:
 
 class SseRelay:
     """Feed it the node's bytes; it returns what the client gets, and notes `first_token`
-    (set by the caller's clock through `feed`'s `now`) and `usage`."""
+    (set by the caller's clock through `feed`'s `now`), `usage`, and `done` once the stream's
+    terminator (`data: [DONE]`) has been returned."""
 
     def __init__(self, *, strip_usage: bool) -> None:
         self.strip_usage = strip_usage
         self.first_token: float | None = None
         self.usage: dict[str, Any] | None = None
+        self.done = False
         self._tail = b""
 
     def feed(self, chunk: bytes, now: float) -> bytes:
@@ -65,6 +69,7 @@ class SseRelay:
             start = end.end()
             if self._keep(event, now):
                 out.append(event)
+                self.done = self.done or _DONE.search(event) is not None
         self._tail = data[start:]
         return b"".join(out)
 

@@ -3,19 +3,24 @@ in OpenAI's error shape, and a client that goes away cancelling the node's reque
 
 from __future__ import annotations
 
+import copy
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 import requests
+import yaml
 from prometheus_client import REGISTRY
 
 from console.placement.doors.router.app import RouterServer
 from console.placement.engine.runtime import Runtime
 from console.placement.models import DecisionRecord
 from optimizer.emulator import EmulatedFleet, FleetThread
-from tests.console.placement.doors.router.conftest import eventually, recorded
+from optimizer.topology_files import parse_topology
+from tests.console.placement.doors.router.conftest import FLEET, eventually, recorded
 
 pytestmark = pytest.mark.django_db
 Post = Callable[..., requests.Response]
@@ -122,3 +127,73 @@ def test_a_client_that_goes_away_cancels_the_nodes_request(
     fleet.recorder.flush()
     # Not an outcome: the node did nothing wrong.
     assert DecisionRecord.objects.get(pk=decision_id).ok is None
+
+
+class _Lingering(BaseHTTPRequestHandler):
+    """A node that streams one token, its usage and the terminator, then keeps the connection
+    open (as a busy server may before its last chunk): the client has its whole answer first."""
+
+    protocol_version = "HTTP/1.1"
+    release = threading.Event()
+    EVENTS = (
+        b'data: {"choices":[{"index":0,"text":"hi"}]}\n\n',
+        b'data: {"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":1,'
+        b'"total_tokens":5}}\n\n',
+        b"data: [DONE]\n\n",
+    )
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers["content-length"]))
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for event in self.EVENTS:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+            self.wfile.flush()
+        self.release.wait(30)
+        self.wfile.write(b"0\r\n\r\n")
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def lingering(fleet: Runtime) -> Iterator[None]:
+    """Every node's address is a `_Lingering` server."""
+    from console.inventory.services import topology_import
+
+    servers = [ThreadingHTTPServer(("127.0.0.1", 0), _Lingering) for _ in FLEET["nodes"]]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    data = copy.deepcopy(FLEET)
+    for node, server in zip(data["nodes"], servers, strict=True):
+        node["address"] = f"127.0.0.1:{server.server_address[1]}"
+    topology_import(topology=parse_topology(yaml.safe_dump(data)))
+    fleet.refresh()
+    _Lingering.release.clear()
+    yield
+    _Lingering.release.set()
+    for server in servers:
+        server.shutdown()
+
+
+def test_a_client_that_hangs_up_after_the_terminator_had_its_answer(
+    post: Post, fleet: Runtime, lingering: None
+) -> None:
+    # OpenAI's SDKs stop reading at `data: [DONE]` and may close the connection before the
+    # node ends its stream: that call was served in full, and its outcome must say so.
+    before = _disconnects()
+    answer = post("/v1/completions", {**BODY, "stream": True}, stream=True)
+    decision_id = answer.headers["x-locus-decision-id"]
+    lines = []
+    for line in answer.iter_lines():
+        if line:
+            lines.append(line)
+        if line == b"data: [DONE]":
+            break
+    assert len(lines) == 2  # a token and the terminator: the usage chunk was not asked for
+    answer.close()
+    record = recorded(fleet, decision_id)  # within 5 s: the node holds its stream for 30
+    assert record.ok is True and record.ttft_ms is not None
+    assert _disconnects() == before
