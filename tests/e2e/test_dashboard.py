@@ -46,7 +46,7 @@ def test_it_signs_in_and_lands_on_the_fleet_overview(page, screenshots) -> None:
 def test_a_viewer_sees_no_operator_controls_and_the_api_refuses_them(page, screenshots) -> None:  # type: ignore[no-untyped-def]
     sign_in(page, "vera")
     page.goto(f"/nodes/{TELEMETRY_NODE}")
-    expect(page.get_by_role("heading", name=TELEMETRY_NODE)).to_be_visible()
+    expect(page.get_by_role("heading", name=TELEMETRY_NODE, level=1)).to_be_visible()
     expect(page.get_by_text("fra-core (regional)")).to_be_visible()
     # The node's telemetry age (and "stale" when it is) is on the node page, not only the fleet's.
     # The node's own properties (the "Why" panel above them is a list of properties too, shown

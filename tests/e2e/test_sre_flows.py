@@ -104,7 +104,7 @@ def test_the_fleet_grid_shows_a_drained_node_and_a_breach(  # type: ignore[no-un
         screenshots.take(page, "fleet-grid")
 
         serving.click()
-        expect(page.get_by_role("heading", name=SERVING)).to_be_visible()
+        expect(page.get_by_role("heading", name=SERVING, level=1)).to_be_visible()
         # The node page says why it is red, and flags what the engine placed there since.
         why = page.get_by_test_id("node-why")
         expect(why.get_by_test_id("why-verdict")).to_contain_text("open", timeout=20_000)
