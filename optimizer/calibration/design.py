@@ -284,8 +284,4 @@ def _add_rows(
     w_dec = 1.0 / e2e
     a = np.concatenate([a_ttft[keep_ttft] * w_ttft[keep_ttft, None], a_dec * w_dec[:, None]])
     b = np.concatenate([ttft[keep_ttft] * w_ttft[keep_ttft], (e2e - ttft_observed) * w_dec])
-    eq.ata += a.T @ a
-    eq.atb += a.T @ b
-    eq.btb += float(b @ b)
-    eq.rows += len(b)
-    eq.support += (a > 0).sum(axis=0)
+    eq.add(a, b)

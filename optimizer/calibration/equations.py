@@ -49,6 +49,14 @@ class NormalEquations:
     prompt_moments: np.ndarray
     batch_moments: np.ndarray
 
+    def add(self, a: np.ndarray, b: np.ndarray) -> None:
+        """Accumulate the weighted rows `a` (one a row) and their right-hand sides `b`."""
+        self.ata += a.T @ a
+        self.atb += a.T @ b
+        self.btb += float(b @ b)
+        self.rows += len(b)
+        self.support += (a > 0).sum(axis=0)
+
     def mean_batch(self) -> np.ndarray:
         """Per profile the mean decode batch its requests saw (0: none decoded)."""
         return np.divide(

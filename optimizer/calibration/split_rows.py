@@ -131,11 +131,7 @@ def add_split_rows(
     w_ttft, w_dec = 1.0 / ttft_observed, 1.0 / e2e
     a = np.concatenate([a_ttft[keep] * w_ttft[keep, None], a_dec * w_dec[:, None]])
     b = np.concatenate([ttft[keep] * w_ttft[keep], (e2e - ttft_observed) * w_dec])
-    eq.ata += a.T @ a
-    eq.atb += a.T @ b
-    eq.btb += float(b @ b)
-    eq.rows += len(b)
-    eq.support += (a > 0).sum(axis=0)
+    eq.add(a, b)
 
 
 def split_samples(
