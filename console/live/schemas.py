@@ -95,6 +95,17 @@ class CalibrationProgressEvent(_Event):
     message: str = ""
 
 
+class ProbeTransitionEvent(_Event):
+    """A step of an exploration probe (console/twin/probe_services.py)."""
+
+    probe_id: int
+    action: str
+    from_state: str
+    to_state: str
+    actor: str
+    reason: str = ""
+
+
 class PolicyTransitionEvent(_Event):
     version_id: int
     name: str
@@ -116,6 +127,7 @@ EVENT_SCHEMAS: dict[str, type[_Event]] = {
     "training.progress": TrainingProgressEvent,
     "calibration.progress": CalibrationProgressEvent,
     "policy.transition": PolicyTransitionEvent,
+    "probe.transition": ProbeTransitionEvent,
 }
 
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 from console.inventory.selectors import inventory_has_nodes, inventory_topology
 from console.inventory.signals import inventory_revision
 from console.placement.models import DecisionRecord
+from console.placement.probes import running_probe
 from console.placement.rollout import rollout_store
 from optimizer.decide.state.live import NodeSample
 from optimizer.decide.state.snapshot import PolicyRef, Rollout, Snapshot
@@ -93,6 +94,7 @@ def engine_snapshot(
         topology = inventory_topology()
     loads = {name: node_sample(state) for name, state in latest_fleet_state().items()}
     rollout: Rollout = rollout_store().state(default=default_policy)
+    probe = running_probe()
     try:
         opened: dict[str, float] = cache.get(BREAKER_CACHE_KEY) or {}
     except Exception:  # Redis down: breakers stay per process until it is back
@@ -105,6 +107,7 @@ def engine_snapshot(
         rollout=rollout,
         shared_open_breakers=shared_open,
         inventory_revision=revision,
+        probe=probe,
     )
 
 

@@ -119,6 +119,10 @@ def arm_stats(since: object, *, attribute: bool = False) -> dict[str, ArmStats]:
         lambda: ([], [])
     )
     for arm, met, slo, model, node, ttft, e2e, receipt, created_at, ok in rows:
+        if isinstance(receipt, dict) and "probe" in receipt:
+            # An exploration probe chose the node, not the arm's policy (docs/twin.md): the
+            # arms are compared on their policies' own answers.
+            continue
         s = stats[arm]
         s.outcomes += 1
         s.met += int(bool(met))

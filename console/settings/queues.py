@@ -70,4 +70,6 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "console.policies.tasks.canary_watchdog",
         "schedule": 30.0,
     },
+    # Ends an exploration probe once it sent its budget (console/twin/probe_services.py).
+    "twin-probe-check": {"task": "console.twin.tasks.check_probe", "schedule": 10.0},
 }

@@ -16,3 +16,14 @@ class ProposalState(models.TextChoices):
     PENDING = "pending"
     APPLIED = "applied"
     DISCARDED = "discarded"
+
+
+class ProbeState(models.TextChoices):
+    """An exploration probe's life (docs/twin.md, "Exploration probe"): proposed by one
+    person, approved by another, started, then completed by itself or aborted."""
+
+    PROPOSED = "proposed"
+    APPROVED = "approved"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    ABORTED = "aborted"

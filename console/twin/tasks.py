@@ -7,6 +7,7 @@ from typing import Any
 from celery import shared_task
 
 from console.twin.calibration import calibration_execute
+from console.twin.probe_services import probe_check
 from console.worker_stop import WorkerStopping
 
 
@@ -18,3 +19,9 @@ def run_calibration(self: Any, run_id: int) -> None:
         calibration_execute(run_id=run_id)
     except WorkerStopping as stopping:
         raise self.retry(exc=stopping, countdown=0) from None
+
+
+@shared_task
+def check_probe() -> str:
+    """End the running exploration probe by itself once it is done (`probe_check`)."""
+    return probe_check()

@@ -48,6 +48,14 @@ class GuardNoteSerializer(serializers.Serializer):
     counts = GuardCountsSerializer(help_text="Decisions per verdict since the policy loaded.")
 
 
+class ProbeNoteSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="The exploration probe (GET /api/v1/probes/{id}).")
+    node = serializers.CharField(help_text="The under-observed node it sent the request to.")
+    policy_pick = serializers.CharField(help_text="What the policy would have picked.")
+    ttft_ms = serializers.FloatField(help_text="The probe node's estimated TTFT.")
+    ttft_target_ms = serializers.FloatField(help_text="The request's TTFT target.")
+
+
 class PlacementAnswerSerializer(serializers.Serializer):
     decision_id = serializers.CharField()
     node = serializers.CharField()
@@ -73,6 +81,10 @@ class PlacementAnswerSerializer(serializers.Serializer):
     arm = serializers.ChoiceField(choices=["active", "canary"])
     degraded = serializers.CharField(
         required=False, help_text="Set when the fallback heuristic decided."
+    )
+    probe = ProbeNoteSerializer(
+        required=False,
+        help_text="Set when an exploration probe answered instead of the policy (docs/twin.md).",
     )
     candidates = CandidateSerializer(many=True, required=False)
     rejected = RejectedSerializer(many=True, required=False)

@@ -91,6 +91,9 @@ def _answer(d: Decision, explain: bool) -> dict[str, Any]:
         body["prefill_fallbacks"] = d.prefill_fallbacks
     if d.degraded:
         body["degraded"] = d.degraded
+    if d.probe is not None:
+        # An exploration probe sent it (docs/twin.md): absent on the policy's own answers.
+        body["probe"] = d.probe
     if explain:
         body["candidates"] = d.candidates
         if d.guard is not None:

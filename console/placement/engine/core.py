@@ -17,12 +17,13 @@ import threading
 import time
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
-from typing import Any
 
 from console.placement.engine.decision import Decision, add_split
 from console.placement.engine.ids import decision_ids
 from console.placement.engine.inputs import DecisionInput, request_of
 from console.placement.engine.learned_why import LearnedExplainer
+from console.placement.engine.probing import ProbeArm
+from console.placement.engine.shadow import shadow_comparison
 from optimizer.decide.explain import explain, guard_note, receipt_candidates
 from optimizer.decide.filters.breakers import BreakerBoard
 from optimizer.decide.framework import Pair, Splitter, Trip
@@ -74,6 +75,7 @@ class Engine:
         self.max_fallbacks = max_fallbacks
         self.guard = ScorerGuard(budget_s=scorer_budget_s)
         self.learned_why = LearnedExplainer(learned_explain_every)
+        self.probe_arm = ProbeArm()
         if on_fallback is not None:
             self.guard.on_fallback = on_fallback
         # The serving pipeline: the constraints, the caller's subset, the breakers, then
@@ -117,6 +119,7 @@ class Engine:
                 self.pipeline.splitter = self._splitter if self._fleet.has_roles else None
             assert self._live is not None
             self._live.observe_all(snapshot.loads)
+            self.probe_arm.installed()
             for name in snapshot.shared_open_breakers:
                 self.breakers.force_open(name, "opened by another server process")
             self._snapshot = snapshot
@@ -150,6 +153,16 @@ class Engine:
             ref, chosen_arm = arm(snap.rollout, body.session_id or decision_id)
             scorer = self._scorer(ref, snap)
             choice = self._decide(request, scorer, body.among, now)
+            policy_pick = choice.order[0] if choice.order else -1
+            # An exploration probe may answer instead (docs/twin.md): after the filters,
+            # among the candidates, before the receipt is built from the order.
+            choice, probe = self.probe_arm.apply(
+                snap.probe,
+                body.session_id or decision_id,
+                choice,
+                split=self.pipeline.splitter is not None,
+                k=max(1 + self.max_fallbacks, RECEIPT_CANDIDATES),
+            )
             candidates, order = choice.candidates, choice.order
             if choice.node is None:
                 return Decision(
@@ -185,6 +198,7 @@ class Engine:
                 degraded=scorer.degraded,
                 session_id=body.session_id,
                 caller=body.caller,
+                probe=probe,
             )
             # Only a trained scorer has a trust region to report and a pick to attribute.
             learned: Policy | None = None
@@ -195,7 +209,9 @@ class Engine:
                 add_split(decision, pairs, names, snap)
             if scores is not None:
                 if snap.rollout.shadow is not None:
-                    decision.shadow = self._shadow(snap, candidates, order[0])
+                    decision.shadow = shadow_comparison(
+                        self.pipeline, self._load_policy, snap, candidates, policy_pick
+                    )
                 decision.top = receipt_candidates(
                     candidates, scores, order[:RECEIPT_CANDIDATES], snap.topology
                 )
@@ -275,23 +291,6 @@ class Engine:
             self.fallback,
             learned=is_learned(ref.spec),
         )
-
-    def _shadow(self, snap: Snapshot, candidates: Candidates, pick: int) -> dict[str, Any] | None:
-        ref = snap.rollout.shadow
-        assert ref is not None
-        try:
-            _, (other,) = self.pipeline.rank(candidates, self._load_policy(ref, snap), 1)
-        except Exception:
-            return None
-        est = candidates.est
-        return {
-            "policy": ref.key,
-            "version_id": ref.version_id,
-            "node": candidates.names[other],
-            "agreed": other == pick,
-            "ttft_delta_ms": float(est.ttft_s[other] - est.ttft_s[pick]) * 1000,
-            "cost_delta_usd": float(est.cost_usd[other] - est.cost_usd[pick]),
-        }
 
     def _remember(self, request: PlacementRequest, pair: Pair) -> None:
         """The live state learns of the send: to the decode node, and to a split's prefill

@@ -43,6 +43,9 @@ class Decision:
     prefill_fallbacks: list[str | None] = field(default_factory=list)
     # Why split, for the receipt (receipts.py): the transfer and the one-node alternative.
     split: dict[str, Any] | None = None
+    # An exploration probe's answer (probing.py; docs/twin.md): its id, node, the policy's
+    # own pick and the estimate that let it; None for the policy's answers.
+    probe: dict[str, Any] | None = None
 
 
 def add_split(decision: Decision, pairs: list[Pair], names: list[str], snap: Snapshot) -> None:

@@ -14,8 +14,9 @@ from console.placement.engine.core import RECEIPT_CANDIDATES, Decision
 
 # 2 added each candidate's `prefill_ms` (cost attribution, console/policies/attribution.py);
 # 3 added `learned`, why a trained scorer preferred the pick, on sampled decisions, and
-# `split` on split decisions (issue #30).
-RECEIPT_VERSION = 3
+# `split` on split decisions (issue #30); 4 added `probe`, on an exploration probe's answers
+# (issue #26).
+RECEIPT_VERSION = 4
 
 
 def receipt_of(decision: Decision) -> dict[str, Any]:
@@ -27,7 +28,9 @@ def receipt_of(decision: Decision) -> dict[str, Any]:
     scorer's trust region judged the decision, `learned` when the engine attributed a trained
     scorer's pick (`learned_why.py`). A split decision adds `split` (`Decision.split`): its
     prefill node, the KV transfer's bytes and time, and the estimates it was chosen over
-    (docs/decisions.md, "Split decisions")."""
+    (docs/decisions.md, "Split decisions"). An exploration probe's answer adds `probe`
+    (`Decision.probe`: the probe, its node, the policy's own pick; docs/twin.md); its
+    candidates then start with the probe node."""
     receipt: dict[str, Any] = {
         "v": RECEIPT_VERSION,
         "candidates": decision.top[:RECEIPT_CANDIDATES],
@@ -39,4 +42,6 @@ def receipt_of(decision: Decision) -> dict[str, Any]:
         receipt["learned"] = decision.learned
     if decision.prefill_node is not None and decision.split is not None:
         receipt["split"] = decision.split
+    if decision.probe is not None:
+        receipt["probe"] = decision.probe
     return receipt

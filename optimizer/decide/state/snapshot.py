@@ -51,6 +51,21 @@ class Rollout:
     canary_share: float = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """A running exploration probe (docs/twin.md, "Exploration probe"): `share` of decisions
+    (0..1, sticky per session like the canary arm) go to a node of `targets`, (node, model)
+    pairs the twin has too few observations of, when one is a feasible candidate whose
+    estimates meet the request's SLO. `remaining`: how many it may still send, as the
+    database counted them when the snapshot was built; `max_requests`: its whole budget."""
+
+    probe_id: int
+    share: float
+    targets: frozenset[tuple[str, str]]
+    remaining: int
+    max_requests: int
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """Everything a decision needs, built off the request path."""
@@ -60,6 +75,7 @@ class Snapshot:
     rollout: Rollout
     shared_open_breakers: frozenset[str] = frozenset()
     inventory_revision: int = -1
+    probe: Probe | None = None
     built_at: float = field(default_factory=time.time)
 
     def age_s(self, now: float | None = None) -> float:

@@ -1,0 +1,140 @@
+"""Request and response bodies of the exploration probes' API (docs/twin.md, "Exploration
+probe")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from console.api.fields import StrictFloatField
+from console.twin.api.serializers import ProposalDecisionRequestSerializer, StrictIntegerField
+from console.twin.choices import ProbeState
+from console.twin.models import ExplorationProbe, ProbeTransition
+from console.twin.probe_selectors import target_observations
+from console.twin.probe_services import DEFAULT_SHARE, MAX_SHARE
+
+# Bounds that keep a probe small and its numbers sane: a budget of at most a million
+# requests, a week at most.
+MAX_REQUESTS = 1_000_000
+MAX_HOURS = 168.0
+
+
+class ProbeCreateSerializer(ProposalDecisionRequestSerializer):
+    """Propose a probe: from a calibration run's under-observed profiles, on named nodes, or
+    both (the run's under-observed pairs on those nodes)."""
+
+    calibration_run = StrictIntegerField(
+        required=False,
+        min_value=1,
+        max_value=2**31 - 1,
+        help_text="A succeeded calibration run whose report names under-observed profiles.",
+    )
+    nodes = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        min_length=1,
+        max_length=1000,
+        help_text="Inventory nodes to probe (every model each serves, without a run).",
+    )
+    share = StrictFloatField(
+        required=False,
+        default=DEFAULT_SHARE,
+        help_text=f"The share of decisions it takes, in (0, {MAX_SHARE}]; {DEFAULT_SHARE} "
+        "unless given.",
+    )
+    max_requests = StrictIntegerField(
+        required=False,
+        default=1000,
+        min_value=1,
+        max_value=MAX_REQUESTS,
+        help_text="Its budget: it completes once it has sent this many.",
+    )
+    hours = StrictFloatField(
+        required=False,
+        default=24.0,
+        min_value=0.01,
+        max_value=MAX_HOURS,
+        help_text="Its deadline, counted from its start.",
+    )
+    min_observations = StrictIntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_REQUESTS,
+        help_text="It completes early once every target has this many measured requests; "
+        "the run's min_samples (or LOCUS_CALIBRATION_MIN_SAMPLES) unless given.",
+    )
+
+    def validate_share(self, value: float) -> float:
+        if not 0 < value <= MAX_SHARE:
+            raise serializers.ValidationError(f"Must be greater than 0 and at most {MAX_SHARE}.")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "calibration_run" not in attrs and "nodes" not in attrs:
+            raise serializers.ValidationError(
+                {"calibration_run": ["Give calibration_run, nodes, or both."]}
+            )
+        return attrs
+
+
+class ProbeStepRequestSerializer(ProposalDecisionRequestSerializer):
+    """A step of a probe: why, kept in the audit trail."""
+
+
+class ProbeTransitionSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+    class Meta:
+        model = ProbeTransition
+        fields = ["action", "from_state", "to_state", "actor", "reason", "at"]
+
+
+class ProbeTargetSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    node = serializers.CharField()
+    model = serializers.CharField()
+
+
+class ProbeObservedSerializer(ProbeTargetSerializer):
+    observations = serializers.IntegerField(
+        help_text="Measured requests it served since the probe started, whoever sent them."
+    )
+
+
+class ExplorationProbeSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+    targets = ProbeTargetSerializer(many=True, read_only=True)
+    observed = serializers.SerializerMethodField(
+        help_text="While it runs: each target's measured requests since it started."
+    )
+    transitions = ProbeTransitionSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = ExplorationProbe
+        fields = [
+            "id",
+            "state",
+            "calibration_run",
+            "targets",
+            "share",
+            "max_requests",
+            "duration_s",
+            "min_observations",
+            "reason",
+            "created_by_name",
+            "approved_by_name",
+            "started_by_name",
+            "created_at",
+            "started_at",
+            "ends_at",
+            "finished_at",
+            "sent",
+            "outcome",
+            "observed",
+            "transitions",
+        ]
+
+    def get_observed(self, probe: ExplorationProbe) -> list[dict[str, Any]] | None:
+        if probe.state != ProbeState.RUNNING:
+            return None
+        return [
+            {"node": node, "model": model, "observations": n}
+            for (node, model), n in target_observations(probe).items()
+        ]

@@ -1,0 +1,110 @@
+"""Reads for exploration probes (docs/twin.md, "Exploration probe"): which (node, model)
+pairs a calibration could not see, what a probe sent, what its targets observed, and the
+running probe as the decision engine's snapshot carries it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from django.db.models import Count, QuerySet
+from django.utils import timezone
+
+from console.inventory.selectors import inventory_topology
+from console.placement.models import DecisionRecord
+from console.twin.choices import ProbeState
+from console.twin.models import CalibrationRun, ExplorationProbe
+from optimizer.decide.state.snapshot import Probe
+
+# The report's profile statuses (optimizer/calibration/report.py) that mean "the data could
+# not pin this profile down": too few requests, or requests that did not tell its values
+# apart. `fitted` and `agrees_with_nominal` were seen well enough.
+UNDER_OBSERVED = ("insufficient_data", "not_identifiable")
+
+
+def under_observed_targets(run: CalibrationRun) -> list[dict[str, Any]]:
+    """The (node, model) pairs of the inventory's fleet whose profile the run's report calls
+    under-observed, in topology order, each with the profile's status and samples."""
+    profiles = {
+        (entry["model"], entry["accelerator"]): entry
+        for entry in run.report.get("profiles", [])
+        if isinstance(entry, dict) and entry.get("status") in UNDER_OBSERVED
+    }
+    targets = []
+    for node in inventory_topology().nodes:
+        for model in node.models:
+            entry = profiles.get((model, node.accelerator))
+            if entry is not None:
+                targets.append(
+                    {
+                        "node": node.name,
+                        "model": model,
+                        "status": entry["status"],
+                        "samples": entry.get("samples", 0),
+                    }
+                )
+    return targets
+
+
+def node_models() -> dict[str, list[str]]:
+    """Every inventory node's served models."""
+    return {node.name: list(node.models) for node in inventory_topology().nodes}
+
+
+def probe_sent(probe: ExplorationProbe) -> int:
+    """The decisions the probe sent that the database holds (their receipts name it)."""
+    if probe.started_at is None:
+        return 0
+    return DecisionRecord.objects.filter(
+        created_at__gte=probe.started_at, receipt__probe__id=probe.pk
+    ).count()
+
+
+def target_observations(probe: ExplorationProbe) -> dict[tuple[str, str], int]:
+    """Per target (node, model), the measured requests it served since the probe started,
+    whoever sent them: what the next calibration will have of it."""
+    if probe.started_at is None:
+        return {}
+    nodes = {t["node"] for t in probe.targets}
+    rows = (
+        DecisionRecord.objects.filter(
+            created_at__gte=probe.started_at, node__in=nodes, ttft_ms__isnull=False
+        )
+        .values("node", "model")
+        .annotate(n=Count("id"))
+    )
+    counts: Counter[tuple[str, str]] = Counter()
+    for row in rows:
+        counts[(row["node"], row["model"])] += row["n"]
+    return {(t["node"], t["model"]): counts[(t["node"], t["model"])] for t in probe.targets}
+
+
+def probes() -> QuerySet[ExplorationProbe]:
+    """Every probe, newest first, with its audit entries."""
+    return ExplorationProbe.objects.prefetch_related("transitions")
+
+
+def running_probe() -> Probe | None:
+    """The running probe as the engine's snapshot carries it, with what is left of its budget
+    (the decisions the database holds counted off); None when none runs or it has none left
+    (`probe_check` then records it complete), or its deadline passed."""
+    probe = ExplorationProbe.objects.filter(state=ProbeState.RUNNING).first()
+    if probe is None or (probe.ends_at is not None and probe.ends_at <= timezone.now()):
+        return None
+    remaining = probe.max_requests - probe_sent(probe)
+    if remaining <= 0:
+        return None
+    return Probe(
+        probe_id=probe.pk,
+        share=probe.share,
+        targets=frozenset((t["node"], t["model"]) for t in probe.targets),
+        remaining=remaining,
+        max_requests=probe.max_requests,
+    )
+
+
+class TwinProbes:
+    """The twin's side of `console.placement.probes.ProbeStore`."""
+
+    def running(self) -> Probe | None:
+        return running_probe()
