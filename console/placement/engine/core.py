@@ -119,7 +119,7 @@ class Engine:
                 self.pipeline.splitter = self._splitter if self._fleet.has_roles else None
             assert self._live is not None
             self._live.observe_all(snapshot.loads)
-            self.probe_arm.installed()
+            self.probe_arm.installed(snapshot.probe)
             for name in snapshot.shared_open_breakers:
                 self.breakers.force_open(name, "opened by another server process")
             self._snapshot = snapshot

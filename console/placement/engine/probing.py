@@ -28,13 +28,18 @@ class ProbeArm:
 
     def __init__(self) -> None:
         self._sent: dict[int, int] = {}  # per probe, everything this process sent
-        self._since_install = 0  # probe decisions since the current snapshot came in
+        self._since_install = 0  # probe decisions since `_probe` was read
+        self._probe: Probe | None = None
         self._lock = threading.Lock()
 
-    def installed(self) -> None:
-        """A new snapshot came in: its `remaining` counts from the database again."""
+    def installed(self, probe: Probe | None) -> None:
+        """A snapshot came in: when it carries a newly read probe, its `remaining` counts
+        from the database again (a snapshot that only brings telemetry keeps the probe
+        object it had, and the count since)."""
         with self._lock:
-            self._since_install = 0
+            if probe is not self._probe:
+                self._probe = probe
+                self._since_install = 0
 
     def sent(self, probe_id: int) -> int:
         """How many decisions this process sent for the probe."""
