@@ -45,6 +45,10 @@ def _post(client: Any, url: str, body: dict[str, Any]) -> Any:
     return client.post(url, body, format="json")
 
 
+def _step(client: Any, pk: int, verb: str, reason: str = "why") -> int:
+    return int(_post(client, f"/api/v1/probes/{pk}/{verb}", {"reason": reason}).status_code)
+
+
 def _propose(client: Any, **extra: Any) -> int:
     response = _post(client, "/api/v1/probes", {**PROPOSE, **extra})
     assert response.status_code == 201, response.content
@@ -57,14 +61,8 @@ def test_only_admins_propose_and_step_and_everyone_reading_may_read(
     for role in ("operator", "viewer", "service"):
         assert _post(client_for(role), "/api/v1/probes", PROPOSE).status_code == 403, role
     pk = _propose(client_for("admin"))
-    assert (
-        _post(client_for("operator"), f"/api/v1/probes/{pk}/approve", {"reason": "x"}).status_code
-        == 403
-    )
-    assert (
-        _post(client_for("operator"), f"/api/v1/probes/{pk}/abort", {"reason": "x"}).status_code
-        == 403
-    )
+    assert _step(client_for("operator"), pk, "approve", "x") == 403
+    assert _step(client_for("operator"), pk, "abort", "x") == 403
     assert client_for("viewer").get(f"/api/v1/probes/{pk}").status_code == 200
     assert client_for(None).get("/api/v1/probes").status_code in (401, 403)
 
@@ -81,29 +79,26 @@ def test_four_eyes_a_proposer_may_not_approve_their_own_probe(
     refused = _post(alice, f"/api/v1/probes/{pk}/approve", {"reason": "mine"})
     assert refused.status_code == 403 and "Four-eyes" in refused.json()["message"]
     own_key = _key_client("alice-key", "admin", owner=user)
-    assert _post(own_key, f"/api/v1/probes/{pk}/approve", {"reason": "mine"}).status_code == 403
+    assert _step(own_key, pk, "approve", "mine") == 403
     # A key without a person may not approve or start anything.
     personless = _key_client("ci", "admin")
-    assert _post(personless, f"/api/v1/probes/{pk}/approve", {"reason": "x"}).status_code == 403
+    assert _step(personless, pk, "approve", "x") == 403
     # Starting before approval is out of order.
-    assert _post(alice, f"/api/v1/probes/{pk}/start", {"reason": "x"}).status_code == 409
-    assert (
-        _post(client_for("admin"), f"/api/v1/probes/{pk}/approve", {"reason": "ok"}).status_code
-        == 200
-    )
-    assert _post(personless, f"/api/v1/probes/{pk}/start", {"reason": "x"}).status_code == 403
-    assert _post(alice, f"/api/v1/probes/{pk}/start", {"reason": "go"}).status_code == 200
+    assert _step(alice, pk, "start", "x") == 409
+    assert _step(client_for("admin"), pk, "approve", "ok") == 200
+    assert _step(personless, pk, "start", "x") == 403
+    assert _step(alice, pk, "start", "go") == 200
     # Only one probe runs at a time.
     other = _propose(alice)
     _post(client_for("admin"), f"/api/v1/probes/{other}/approve", {"reason": "ok"})
-    assert _post(alice, f"/api/v1/probes/{other}/start", {"reason": "go"}).status_code == 409
+    assert _step(alice, other, "start", "go") == 409
     # A key without a person may abort (as it may roll a canary back); decisions return to
     # the policy's at once.
     aborted = _post(personless, f"/api/v1/probes/{pk}/abort", {"reason": "stop"})
     assert aborted.status_code == 200 and aborted.json()["state"] == "aborted"
     assert probe_engine.engine.snapshot is not None
     assert probe_engine.engine.snapshot.probe is None
-    assert _post(alice, f"/api/v1/probes/{pk}/start", {"reason": "again"}).status_code == 409
+    assert _step(alice, pk, "start", "again") == 409
 
 
 def test_a_probe_proposed_by_no_person_needs_two_people(
@@ -111,13 +106,10 @@ def test_a_probe_proposed_by_no_person_needs_two_people(
 ) -> None:
     pk = _propose(_key_client("ci", "admin"))
     approver = client_for("admin")
-    assert _post(approver, f"/api/v1/probes/{pk}/approve", {"reason": "ok"}).status_code == 200
+    assert _step(approver, pk, "approve", "ok") == 200
     refused = _post(approver, f"/api/v1/probes/{pk}/start", {"reason": "go"})
     assert refused.status_code == 403 and "another person" in refused.json()["message"]
-    assert (
-        _post(client_for("admin"), f"/api/v1/probes/{pk}/start", {"reason": "go"}).status_code
-        == 200
-    )
+    assert _step(client_for("admin"), pk, "start", "go") == 200
 
 
 @pytest.mark.parametrize(
@@ -178,8 +170,8 @@ def test_a_probe_needs_a_run_or_nodes_and_a_run_that_saw_too_little(
 def _started(client_for: Any, **extra: Any) -> int:
     pk = _propose(client_for("admin"), **extra)
     admin = client_for("admin")
-    assert _post(admin, f"/api/v1/probes/{pk}/approve", {"reason": "ok"}).status_code == 200
-    assert _post(admin, f"/api/v1/probes/{pk}/start", {"reason": "go"}).status_code == 200
+    assert _step(admin, pk, "approve", "ok") == 200
+    assert _step(admin, pk, "start", "go") == 200
     return pk
 
 
