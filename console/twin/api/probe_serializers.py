@@ -20,7 +20,7 @@ MAX_REQUESTS = 1_000_000
 MAX_HOURS = 168.0
 
 
-class ProbeCreateSerializer(ProposalDecisionRequestSerializer):
+class ProbeProposalSerializer(ProposalDecisionRequestSerializer):
     """Propose a probe: from a calibration run's under-observed profiles, on named nodes, or
     both (the run's under-observed pairs on those nodes)."""
 
@@ -78,7 +78,7 @@ class ProbeCreateSerializer(ProposalDecisionRequestSerializer):
         return attrs
 
 
-class ProbeStepRequestSerializer(ProposalDecisionRequestSerializer):
+class ProbeStepSerializer(ProposalDecisionRequestSerializer):
     """A step of a probe: why, kept in the audit trail."""
 
 
@@ -130,6 +130,7 @@ class ExplorationProbeSerializer(serializers.ModelSerializer):  # type: ignore[t
             "observed",
             "transitions",
         ]
+        read_only_fields = fields
 
     def get_observed(self, probe: ExplorationProbe) -> list[dict[str, Any]] | None:
         if probe.state != ProbeState.RUNNING:

@@ -36,11 +36,11 @@ class ExplorationProbeViewSet(
         "abort": ADMINS,
     }
 
-    @extend_schema(request=s.ProbeCreateSerializer, responses={201: s.ExplorationProbeSerializer})
+    @extend_schema(request=s.ProbeProposalSerializer, responses={201: s.ExplorationProbeSerializer})
     def create(self, request: Request) -> Response:
         """Propose a probe; it sends nothing until another person approves it and an admin
         starts it."""
-        body = s.ProbeCreateSerializer(data=request.data)
+        body = s.ProbeProposalSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = dict(body.validated_data)
         if "min_observations" not in data:
@@ -53,7 +53,7 @@ class ExplorationProbeViewSet(
         return Response(s.ExplorationProbeSerializer(probe).data, status=status.HTTP_201_CREATED)
 
     def _step(self, request: Request, verb: str) -> Response:
-        body = s.ProbeStepRequestSerializer(data=request.data)
+        body = s.ProbeStepSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         probe = services.probe_step(
             probe=self.get_object(), action=verb, actor=_caller(request), **body.validated_data
@@ -61,19 +61,19 @@ class ExplorationProbeViewSet(
         runtime().refresh()  # this process sends (or stops sending) its share at once
         return Response(s.ExplorationProbeSerializer(probe).data)
 
-    @extend_schema(request=s.ProbeStepRequestSerializer, responses=s.ExplorationProbeSerializer)
+    @extend_schema(request=s.ProbeStepSerializer, responses=s.ExplorationProbeSerializer)
     @action(detail=True, methods=["post"])
     def approve(self, request: Request, pk: str) -> Response:
         """Approve a proposed probe (a person other than its proposer)."""
         return self._step(request, "approve")
 
-    @extend_schema(request=s.ProbeStepRequestSerializer, responses=s.ExplorationProbeSerializer)
+    @extend_schema(request=s.ProbeStepSerializer, responses=s.ExplorationProbeSerializer)
     @action(detail=True, methods=["post"])
     def start(self, request: Request, pk: str) -> Response:
         """Start an approved probe: from now its share of decisions goes to its targets."""
         return self._step(request, "start")
 
-    @extend_schema(request=s.ProbeStepRequestSerializer, responses=s.ExplorationProbeSerializer)
+    @extend_schema(request=s.ProbeStepSerializer, responses=s.ExplorationProbeSerializer)
     @action(detail=True, methods=["post"])
     def abort(self, request: Request, pk: str) -> Response:
         """Abort a probe at any time before it ends; decisions return to the policy's."""

@@ -1,6 +1,8 @@
 // Reads and writes for the operations pages: decisions, SLOs and breaches, policies, training.
 import { api } from "./client";
 import type {
+  ExplorationProbe,
+  ProbeProposal,
   Breach,
   BurnRates,
   DecisionRecord,
@@ -111,3 +113,12 @@ export const decideProposal = (id: number, verb: "apply" | "discard", reason: st
     method: "POST",
     body: verb === "apply" && override ? { reason, override: true } : { reason },
   });
+
+export const listProbes = () =>
+  api.request<Page<ExplorationProbe>>("/api/v1/probes", { query: { limit: 20 } });
+
+export const proposeProbe = (body: ProbeProposal) =>
+  api.request<ExplorationProbe>("/api/v1/probes", { method: "POST", body });
+
+export const stepProbe = (id: number, verb: "approve" | "start" | "abort", reason: string) =>
+  api.request<ExplorationProbe>(`/api/v1/probes/${id}/${verb}`, { method: "POST", body: { reason } });

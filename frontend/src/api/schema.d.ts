@@ -899,6 +899,101 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/probes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Exploration probes (docs/twin.md): a bounded share of decisions sent to nodes the
+         *     twin has too few observations of, under a canary's rules.
+         */
+        get: operations["v1_probes_list"];
+        put?: never;
+        /**
+         * @description Propose a probe; it sends nothing until another person approves it and an admin
+         *     starts it.
+         */
+        post: operations["v1_probes_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/probes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Exploration probes (docs/twin.md): a bounded share of decisions sent to nodes the
+         *     twin has too few observations of, under a canary's rules.
+         */
+        get: operations["v1_probes_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/probes/{id}/abort": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Abort a probe at any time before it ends; decisions return to the policy's. */
+        post: operations["v1_probes_abort_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/probes/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Approve a proposed probe (a person other than its proposer). */
+        post: operations["v1_probes_approve_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/probes/{id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Start an approved probe: from now its share of decisions goes to its targets. */
+        post: operations["v1_probes_start_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/profiles": {
         parameters: {
             query?: never;
@@ -1697,6 +1792,55 @@ export interface components {
             loads?: number[];
             seeds?: number[];
         };
+        ExplorationProbe: {
+            readonly id: number;
+            readonly state: components["schemas"]["ExplorationProbeStateEnum"];
+            readonly calibration_run: number | null;
+            readonly targets: components["schemas"]["ProbeTarget"][];
+            /**
+             * Format: double
+             * @description The share of decisions it takes, in (0, 0.05].
+             */
+            readonly share: number;
+            readonly max_requests: number;
+            /**
+             * Format: double
+             * @description How long it may run once started.
+             */
+            readonly duration_s: number;
+            readonly min_observations: number;
+            readonly reason: string;
+            /** @description Who did it: a username, `key:NAME` for an API key, or 'system' for automation. */
+            readonly created_by_name: string;
+            readonly approved_by_name: string;
+            readonly started_by_name: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly ends_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            /** @description Decisions it sent, as last counted (`probe_check`). */
+            readonly sent: number;
+            /** @description Why it ended. */
+            readonly outcome: string;
+            /** @description While it runs: each target's measured requests since it started. */
+            readonly observed: {
+                [key: string]: unknown;
+            }[] | null;
+            readonly transitions: components["schemas"]["ProbeTransition"][];
+        };
+        /**
+         * @description * `proposed` - Proposed
+         *     * `approved` - Approved
+         *     * `running` - Running
+         *     * `completed` - Completed
+         *     * `aborted` - Aborted
+         * @enum {string}
+         */
+        ExplorationProbeStateEnum: "proposed" | "approved" | "running" | "completed" | "aborted";
         /** @description Series on one time axis `t` (bucket starts, epoch seconds); null means no data. */
         FleetSeries: {
             step: number;
@@ -2099,6 +2243,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["DecisionRecord"][];
         };
+        PaginatedExplorationProbeList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["ExplorationProbe"][];
+        };
         PaginatedLinkList: {
             /** @example 123 */
             count: number;
@@ -2378,6 +2537,8 @@ export interface components {
             arm: components["schemas"]["ArmEnum"];
             /** @description Set when the fallback heuristic decided. */
             degraded?: string;
+            /** @description Set when an exploration probe answered instead of the policy (docs/twin.md). */
+            probe?: components["schemas"]["ProbeNote"];
             candidates?: components["schemas"]["Candidate"][];
             rejected?: components["schemas"]["Rejected"][];
             /** @description With explain, for a learned policy: its trust region's note. */
@@ -2603,6 +2764,72 @@ export interface components {
          * @enum {string}
          */
         PolicyVersionStateEnum: "candidate" | "approved" | "shadow" | "canary" | "active" | "retired";
+        ProbeNote: {
+            /** @description The exploration probe (GET /api/v1/probes/{id}). */
+            id: number;
+            /** @description The under-observed node it sent the request to. */
+            node: string;
+            /** @description What the policy would have picked. */
+            policy_pick: string;
+            /**
+             * Format: double
+             * @description The probe node's estimated TTFT.
+             */
+            ttft_ms: number;
+            /**
+             * Format: double
+             * @description The request's TTFT target.
+             */
+            ttft_target_ms: number;
+        };
+        /**
+         * @description Propose a probe: from a calibration run's under-observed profiles, on named nodes, or
+         *     both (the run's under-observed pairs on those nodes).
+         */
+        ProbeProposalRequest: {
+            reason: string;
+            /** @description A succeeded calibration run whose report names under-observed profiles. */
+            calibration_run?: number;
+            /** @description Inventory nodes to probe (every model each serves, without a run). */
+            nodes?: string[];
+            /**
+             * Format: double
+             * @description The share of decisions it takes, in (0, 0.05]; 0.01 unless given.
+             * @default 0.01
+             */
+            share?: number;
+            /**
+             * @description Its budget: it completes once it has sent this many.
+             * @default 1000
+             */
+            max_requests?: number;
+            /**
+             * Format: double
+             * @description Its deadline, counted from its start.
+             * @default 24
+             */
+            hours?: number;
+            /** @description It completes early once every target has this many measured requests; the run's min_samples (or LOCUS_CALIBRATION_MIN_SAMPLES) unless given. */
+            min_observations?: number;
+        };
+        /** @description A step of a probe: why, kept in the audit trail. */
+        ProbeStepRequest: {
+            reason: string;
+        };
+        ProbeTarget: {
+            node: string;
+            model: string;
+        };
+        ProbeTransition: {
+            action: string;
+            from_state?: string;
+            to_state: string;
+            /** @description Who did it: a username, `key:NAME` for an API key, or 'system' for automation. */
+            actor: string;
+            reason: string;
+            /** Format: date-time */
+            readonly at: string;
+        };
         Profile: {
             readonly id: number;
             model: string;
@@ -9383,6 +9610,631 @@ export interface operations {
             };
             /** @description A conflict with the current state (a rule of the object's life cycle). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_probes_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedExplorationProbeList"];
+                };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_probes_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProbeProposalRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ProbeProposalRequest"];
+                "multipart/form-data": components["schemas"]["ProbeProposalRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExplorationProbe"];
+                };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large (or decompresses to too much). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_probes_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this exploration probe. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExplorationProbe"];
+                };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_probes_abort_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this exploration probe. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProbeStepRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ProbeStepRequest"];
+                "multipart/form-data": components["schemas"]["ProbeStepRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExplorationProbe"];
+                };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large (or decompresses to too much). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_probes_approve_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this exploration probe. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProbeStepRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ProbeStepRequest"];
+                "multipart/form-data": components["schemas"]["ProbeStepRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExplorationProbe"];
+                };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large (or decompresses to too much). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's content type is not accepted here. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not available right now (credentials cannot be checked, no node may serve, a dependency is down); retry. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_probes_start_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this exploration probe. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProbeStepRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ProbeStepRequest"];
+                "multipart/form-data": components["schemas"]["ProbeStepRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExplorationProbe"];
+                };
+            };
+            /** @description Invalid input: field errors under `errors` (a NUL character, a value out of range, malformed JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route does not offer this method. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A conflict with the current state (a rule of the object's life cycle). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large (or decompresses to too much). */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -88,6 +88,8 @@ export type TrainingRun = Schemas["TrainingRun"];
 export type JobStatus = NonNullable<TrainingRun["status"]>;
 export type CalibrationRun = Schemas["CalibrationRun"];
 export type ProposalDecision = Schemas["ProposalDecision"];
+export type ExplorationProbe = Schemas["ExplorationProbe"];
+export type ProbeProposal = Schemas["ProbeProposalRequest"];
 export type PlacementRequest = Schemas["PlacementRequestBodyRequest"];
 
 /** One ranked candidate of an explained placement (POST /placements with explain: true). */

@@ -12,6 +12,7 @@ export type Capability =
   | "approve-policies"
   | "start-training"
   | "calibrate"
+  | "run-probes"
   | "manage-keys";
 
 const REQUIRED_ROLE: Record<Capability, Role> = {
@@ -25,6 +26,8 @@ const REQUIRED_ROLE: Record<Capability, Role> = {
   "start-training": "admin",
   // Start calibration runs and apply or discard their proposals (they edit the inventory).
   calibrate: "operator",
+  // Propose, approve, start and abort exploration probes (live traffic, a canary's rules).
+  "run-probes": "admin",
   "manage-keys": "admin",
 };
 

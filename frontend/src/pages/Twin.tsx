@@ -13,6 +13,7 @@ import { useInterval } from "../hooks/useInterval";
 import { percent, timestamp } from "../lib/format";
 import { useLiveEvent } from "../live/context";
 import { Proposal, StartForm } from "../twin/forms";
+import { ProbesPanel } from "../twin/ProbesPanel";
 import {
   PROFILE_FIELDS,
   fidelityRows,
@@ -267,6 +268,7 @@ export default function Twin() {
           {selected && <RunDetail run={selected} onDecided={reload} />}
         </div>
       )}
+      <ProbesPanel run={selected} />
     </div>
   );
 }
