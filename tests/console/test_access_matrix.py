@@ -69,6 +69,12 @@ EXPECTED: dict[str, dict[str, frozenset[str]]] = {
     "calibrationrun-detail": {"GET": R},
     "calibrationrun-apply": {"POST": W},
     "calibrationrun-discard": {"POST": W},
+    # Exploration probes send live traffic: a canary's rule, admins act (docs/twin.md).
+    "explorationprobe-list": {"GET": R, "POST": A},
+    "explorationprobe-detail": {"GET": R},
+    "explorationprobe-approve": {"POST": A},
+    "explorationprobe-start": {"POST": A},
+    "explorationprobe-abort": {"POST": A},
     **{
         f"policyversion-{verb}": {"POST": A}
         for verb in ("approve", "shadow", "canary", "promote", "rollback", "evaluate")
@@ -172,7 +178,7 @@ def test_route_answers_each_persona_as_the_table_says(
     from console.access.services import api_key_create
     from console.inventory.models import Link, Profile, WorkloadShare
     from console.policies.models import PolicyVersion, TrainingRun
-    from console.twin.models import CalibrationRun
+    from console.twin.models import CalibrationRun, ExplorationProbe
 
     ids = {
         "site": "muc-edge",
@@ -196,6 +202,11 @@ def test_route_answers_each_persona_as_the_table_says(
         "calibrationrun": str(
             CalibrationRun.objects.create(
                 since=timezone.now(), until=timezone.now(), min_samples=1, requested_by_name="x"
+            ).pk
+        ),
+        "explorationprobe": str(
+            ExplorationProbe.objects.create(
+                share=0.01, max_requests=1, duration_s=60.0, min_observations=1, reason="x"
             ).pk
         ),
     }
