@@ -3,8 +3,8 @@
 Issue 13, finding 4: a training run and one evaluation held both slots of the one worker, and
 telemetry froze fleet-wide for minutes. Tasks are therefore routed by name (settings
 `CELERY_TASK_ROUTES` names `route_task`): every `telemetry.*` task (ingest, scrapes,
-freshness and inbox sweeps, rollups; SLO windows and breach checks run inside ingest) and
-the canary watchdog go to `LOCUS_TELEMETRY_QUEUE`; training runs and evaluations to
+freshness and inbox sweeps, rollups; SLO windows and breach checks run inside ingest), the
+canary watchdog and the exploration probe's check go to `LOCUS_TELEMETRY_QUEUE`; training runs and evaluations to
 `LOCUS_JOBS_QUEUE`. Each queue gets its own worker (Procfile, docker/compose.yaml,
 docs/operations.md). Anything else stays on Celery's default queue, which the telemetry
 worker also consumes.
@@ -27,9 +27,12 @@ from prometheus_client.registry import Collector
 logger = logging.getLogger(__name__)
 
 DEFAULT_QUEUE = "celery"  # Celery's task_default_queue, left as it is
-# The canary watchdog compares live outcomes and rolls a bad canary back: it must run on
-# time even while the jobs worker is busy for an hour.
-TELEMETRY_TASKS = frozenset({"console.policies.tasks.canary_watchdog"})
+# The canary watchdog compares live outcomes and rolls a bad canary back, and the probe check
+# ends an exploration probe that has sent its budget: both must run on time even while the
+# jobs worker is busy for an hour.
+TELEMETRY_TASKS = frozenset(
+    {"console.policies.tasks.canary_watchdog", "console.twin.tasks.check_probe"}
+)
 # A replay job fanned out by an evaluation or a training run (console/policies/fanout.py),
 # and a twin calibration, replay traces as their parents do: left on the default queue, they
 # ran on the telemetry worker and held its one slot (tests/console/test_queues.py).

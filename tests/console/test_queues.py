@@ -31,6 +31,7 @@ TELEMETRY_TASKS = (
     "telemetry.redeliver_inbox",
     "telemetry.rollup",
     "console.policies.tasks.canary_watchdog",
+    "console.twin.tasks.check_probe",
 )
 JOB_TASKS = (
     "console.policies.tasks.run_training",
