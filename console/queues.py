@@ -4,10 +4,10 @@ Issue 13, finding 4: a training run and one evaluation held both slots of the on
 telemetry froze fleet-wide for minutes. Tasks are therefore routed by name (settings
 `CELERY_TASK_ROUTES` names `route_task`): every `telemetry.*` task (ingest, scrapes,
 freshness and inbox sweeps, rollups; SLO windows and breach checks run inside ingest), the
-canary watchdog and the exploration probe's check go to `LOCUS_TELEMETRY_QUEUE`; training runs and evaluations to
-`LOCUS_JOBS_QUEUE`. Each queue gets its own worker (Procfile, docker/compose.yaml,
-docs/operations.md). Anything else stays on Celery's default queue, which the telemetry
-worker also consumes.
+canary watchdog and the exploration probe's check go to `LOCUS_TELEMETRY_QUEUE`; training runs
+and evaluations to `LOCUS_JOBS_QUEUE`. Each queue gets its own worker (Procfile,
+docker/compose.yaml, docs/operations.md). Anything else stays on Celery's default queue,
+which the telemetry worker also consumes.
 
 `queue_backlog()` measures how many messages wait in each queue, cheaply enough for every
 `/metrics` scrape: one LLEN per queue on Redis, one directory listing on the embedded

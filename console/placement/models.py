@@ -57,11 +57,22 @@ class DecisionRecord(models.Model):
     slo_met = models.BooleanField(null=True)
     outcome_at = models.DateTimeField(null=True, blank=True)
     receipt = models.JSONField(default=dict, blank=True)
+    probe = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The exploration probe that answered instead of the policy (docs/twin.md); "
+        "null for the policy's own answers.",
+    )
 
     class Meta:
         ordering = ["-created_at"]
         indexes = [
             models.Index(fields=["policy_name", "policy_version", "created_at"]),
+            # A probe's sent decisions, counted at every snapshot refresh: only probe
+            # decisions are in it, so counting one probe's reads at most its budget of rows.
+            models.Index(
+                fields=["probe"], name="decision_probe", condition=models.Q(probe__isnull=False)
+            ),
             # The decision search (selectors.decision_search) by node or SLO over a time
             # range, newest first: a range scan of the matching rows, not of every record.
             models.Index(fields=["node", "created_at"], name="decision_node_time"),

@@ -98,7 +98,11 @@ def arm_stats(since: object, *, attribute: bool = False) -> dict[str, ArmStats]:
     (a telemetry read; the watchdog does not judge cost and leaves it out)."""
     targets = {s.name: (s.ttft_p95_ms, s.e2e_p95_ms) for s in slo_list()}
     rows = (
-        DecisionRecord.objects.filter(created_at__gte=since, slo_met__isnull=False)
+        # An exploration probe chose the node of its decisions, not the arm's policy
+        # (docs/twin.md): the arms are compared on their policies' own answers.
+        DecisionRecord.objects.filter(
+            created_at__gte=since, slo_met__isnull=False, probe__isnull=True
+        )
         .values_list(
             "arm",
             "slo_met",
@@ -119,10 +123,6 @@ def arm_stats(since: object, *, attribute: bool = False) -> dict[str, ArmStats]:
         lambda: ([], [])
     )
     for arm, met, slo, model, node, ttft, e2e, receipt, created_at, ok in rows:
-        if isinstance(receipt, dict) and "probe" in receipt:
-            # An exploration probe chose the node, not the arm's policy (docs/twin.md): the
-            # arms are compared on their policies' own answers.
-            continue
         s = stats[arm]
         s.outcomes += 1
         s.met += int(bool(met))

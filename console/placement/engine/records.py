@@ -37,6 +37,7 @@ def record_row(d: Decision) -> dict[str, Any]:
         "shadow_node": shadow.get("node", ""),
         "latency_us": d.latency_us,
         "receipt": receipt_of(d),
+        "probe": d.probe["id"] if d.probe is not None else None,
     }
 
 

@@ -62,6 +62,7 @@ RECORD_COLUMNS = (
     "latency_us",
     "receipt",
     "prefix_hashes",
+    "probe",
 )
 _TABLE = "placement_decisionrecord"
 _COLUMNS_SQL = ", ".join(RECORD_COLUMNS)
@@ -71,13 +72,16 @@ _FALLBACKS = RECORD_COLUMNS.index("fallbacks")
 _RECEIPT = RECORD_COLUMNS.index("receipt")
 _PREFIX_HASHES = RECORD_COLUMNS.index("prefix_hashes")
 _CREATED_AT = RECORD_COLUMNS.index("created_at")
+_PROBE = RECORD_COLUMNS.index("probe")  # the last column
 
 
 def _values(row: dict[str, Any]) -> list[Any]:
     """The row's column values in RECORD_COLUMNS order, its JSON columns serialised. orjson,
     not json: a receipt's dozens of floats cost 15 µs a record through `json.dumps` and 1 µs
     through orjson, on the thread that shares the GIL with the request path."""
-    values = [row[column] for column in RECORD_COLUMNS]
+    values = [row[column] for column in RECORD_COLUMNS[:_PROBE]]
+    # A journal written before probes existed (journal.py replays it) has no `probe`.
+    values.append(row.get("probe"))
     values[_FALLBACKS] = _json(row["fallbacks"])
     values[_RECEIPT] = _json(row["receipt"])
     values[_PREFIX_HASHES] = _json(row["prefix_hashes"])
@@ -106,9 +110,9 @@ def _insert_postgresql(records: list[dict[str, Any]]) -> None:
         )
 
 
-# Rows per multi-row INSERT on SQLite: 43 x 23 parameters stays under the 999 that old SQLite
+# Rows per multi-row INSERT on SQLite: 41 x 24 parameters stays under the 999 that old SQLite
 # builds allow.
-SQLITE_ROWS_PER_STATEMENT = 43
+SQLITE_ROWS_PER_STATEMENT = 41
 
 
 def _insert_sqlite(records: list[dict[str, Any]]) -> None:
@@ -138,7 +142,7 @@ OUTCOME_COLUMNS = ("ttft_ms", "e2e_ms", "ok", "slo_met", "outcome_at")
 
 def _update_outcomes(outcomes: list[dict[str, Any]]) -> None:
     """Batched instead of an ORM update per outcome: one executemany on PostgreSQL (psycopg
-    pipelines it); on SQLite an UPDATE ... FROM (VALUES ...) per 43 outcomes, for the GIL
+    pipelines it); on SQLite an UPDATE ... FROM (VALUES ...) per 41 outcomes, for the GIL
     reason given in `_insert_sqlite` (UPDATE FROM needs SQLite 3.33; older builds fall back to
     executemany)."""
     adapt = connection.ops.adapt_datetimefield_value

@@ -44,8 +44,19 @@ def _row(decision_id: str, **extra: Any) -> dict[str, Any]:
         "shadow_node": "",
         "latency_us": 81.5,
         "receipt": {"v": 1, "candidates": [], "rejected": {"residency": 2}},
+        "probe": None,
         **extra,
     }
+
+
+def test_a_probe_decision_keeps_its_probe_and_an_older_journal_row_has_none() -> None:
+    """`probe` came with the exploration probe (docs/twin.md): a row journalled before it
+    has no such key, and is written as a policy's answer."""
+    older = _row("c" * 32)
+    del older["probe"]
+    write_to_database([_row("b" * 32, probe=7), older], [])
+    assert DecisionRecord.objects.get(pk="b" * 32).probe == 7
+    assert DecisionRecord.objects.get(pk="c" * 32).probe is None
 
 
 def test_records_round_trip_through_the_orm() -> None:

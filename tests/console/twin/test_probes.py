@@ -97,10 +97,16 @@ def test_a_probe_sends_its_share_then_stops(
 
     # The receipts say so; the canary's figures leave the probe's decisions out.
     probe_engine.recorder.flush()
-    records = DecisionRecord.objects.filter(receipt__probe__id=pk)
+    records = DecisionRecord.objects.filter(probe=pk)
     assert records.count() == 40
+    assert DecisionRecord.objects.filter(receipt__probe__id=pk).count() == 40
     record = records.first()
     assert record is not None and record.receipt["candidates"][0]["node"] == "fra-a10-1"
+    listed = client_for("viewer").get(f"/api/v1/decisions/{record.id}").json()
+    assert listed["probe"] == pk and listed["receipt"]["probe"]["policy_pick"] in {
+        "fra-h100-1",
+        "fra-h100-2",
+    }
     for r in DecisionRecord.objects.all():
         probe_engine.record_outcome(
             r.id, ok=True, ttft_ms=100.0, e2e_ms=1000.0, caller=r.decided_by

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from console.placement.doors.answers import GuardNoteSerializer
+from console.placement.doors.answers import GuardNoteSerializer, ProbeNoteSerializer
 
 
 class ReceiptCandidateSerializer(serializers.Serializer):
@@ -99,6 +99,11 @@ class ReceiptSerializer(serializers.Serializer):
         required=False,
         help_text="Split decisions only (receipts from version 3): why a prefill node and a "
         "decode node, the KV transfer priced in.",
+    )
+    probe = ProbeNoteSerializer(
+        required=False,
+        help_text="An exploration probe's answer only (receipts from version 4): the probe, "
+        "its node, what the policy would have picked (docs/twin.md).",
     )
     picked_in_breach = PickedInBreachSerializer(
         required=False,
