@@ -1774,6 +1774,11 @@ export interface components {
             slo_met?: boolean | null;
             /** Format: date-time */
             outcome_at?: string | null;
+            /**
+             * Format: int64
+             * @description The exploration probe that answered instead of the policy (docs/twin.md); null for the policy's own answers.
+             */
+            probe?: number | null;
         };
         /**
          * @description The twin's inputs a training run or an evaluation may take (docs/twin.md): the last N
@@ -2900,6 +2905,8 @@ export interface components {
             guard?: components["schemas"]["GuardNote"];
             /** @description Split decisions only (receipts from version 3): why a prefill node and a decode node, the KV transfer priced in. */
             split?: components["schemas"]["ReceiptSplit"];
+            /** @description An exploration probe's answer only (receipts from version 4): the probe, its node, what the policy would have picked (docs/twin.md). */
+            probe?: components["schemas"]["ProbeNote"];
             /** @description The open SLA breach naming the picked node when it was picked (the most severe), or null. Read from the breaches when the record is read, not stored. */
             picked_in_breach?: components["schemas"]["PickedInBreach"] | null;
             /** @description Why a trained scorer preferred the pick over the runner-up: kept for one learned decision in LOCUS_LEARNED_EXPLAIN_EVERY and those asked to explain. */
