@@ -1,6 +1,7 @@
 """One decision served: the pipeline's filters, scorer and picker (`optimizer.decide`), plus
 what only a serving engine adds around them: its snapshot, its live state, the rollout's arm,
-the guarded scorer, shadow scoring, the receipt and `explain`.
+the exploration probe's arm (`probing.py`), the guarded scorer, shadow scoring, the receipt
+and `explain`.
 
 The sequence itself is `optimizer.decide.pipeline`'s, the same the simulator runs, so a
 decision served here and one made in the simulator on the same state get the same scores
@@ -217,7 +218,7 @@ class Engine:
                 )
                 if body.explain:
                     decision.candidates = explain(candidates, scores, snap, self._live, now)
-                if learned is not None:
+                if learned is not None and probe is None:  # a probe's pick is not the scorer's
                     decision.learned = self.learned_why.attribution(
                         learned, candidates, scores, order, asked=body.explain
                     )

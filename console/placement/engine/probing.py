@@ -41,10 +41,6 @@ class ProbeArm:
                 self._probe = probe
                 self._since_install = 0
 
-    def sent(self, probe_id: int) -> int:
-        """How many decisions this process sent for the probe."""
-        return self._sent.get(probe_id, 0)
-
     def apply(
         self, probe: Probe | None, sticky_key: str, choice: Choice, *, split: bool, k: int
     ) -> tuple[Choice, dict[str, Any] | None]:
