@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from optimizer.arrivals import draw_requests
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation, utilisation_of_load
 from optimizer.decide.filters.breakers import BreakerConfig
 from optimizer.decide.registry import POLICY_NAMES, SHIPPED, get_splitter, load_policy
@@ -29,7 +30,7 @@ from optimizer.sim import (
 )
 from optimizer.topology import Topology
 from optimizer.topology_files import dump_topology, load_topology
-from optimizer.traces import draw_requests, load_trace
+from optimizer.traces import load_trace
 
 
 class Workload:

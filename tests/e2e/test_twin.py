@@ -14,11 +14,12 @@ import pytest
 import yaml
 from playwright.sync_api import expect
 
+from optimizer.arrivals import draw_requests
 from optimizer.calibration.replay import all_active, predicted, replay
 from optimizer.observations import load_observations
 from optimizer.topology import Topology
 from optimizer.topology_files import load_topology, parse_topology
-from optimizer.traces import draw_requests, load_trace
+from optimizer.traces import load_trace
 from tests.conftest import CONTRACT_EXAMPLE, TRACES
 from tests.e2e.conftest import api_call, sign_in
 

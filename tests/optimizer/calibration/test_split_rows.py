@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import yaml
 
+from optimizer.arrivals import draw_requests
 from optimizer.calibration import calibrate
 from optimizer.calibration.design import Layout, Routes, accumulate
 from optimizer.calibration.fit import solve
@@ -34,7 +35,7 @@ from optimizer.observations import (
 from optimizer.sim import TelemetryModel, simulate
 from optimizer.topology import Topology
 from optimizer.topology_files import parse_topology
-from optimizer.traces import draw_requests, load_trace
+from optimizer.traces import load_trace
 from tests.optimizer.fleets import MOONCAKE, REPO
 
 PD_FLEET = REPO / "optimizer" / "topologies" / "pd-two-regions.yaml"
