@@ -144,8 +144,8 @@ def test_a_split_calibration_proposes_the_bandwidth_and_applying_it_sets_the_lin
     assert snapshot is not None and snapshot.inventory_revision > revision
     for pair, change in proposed.items():
         a, b = sorted(pair)
-        link = snapshot.topology.link(a, b)
-        assert link is not None and link.bandwidth_gbps == change["fitted"]
+        served = snapshot.topology.link(a, b)
+        assert served is not None and served.bandwidth_gbps == change["fitted"]
 
     audit = ProposalDecision.objects.get(run_id=run["id"])
     assert audit.action == "applied" and not audit.override
