@@ -68,6 +68,7 @@ from optimizer.decide.request import PlacementRequest
 from optimizer.decide.scorers.base import Policy
 from optimizer.sim.deciders import Deciders
 from optimizer.sim.engine import SimResult, Simulator
+from optimizer.sim.interference import ChunkedPrefill
 from optimizer.sim.schedule import ScheduledEvent, load_schedule, parse_schedule
 from optimizer.sim.telemetry import TelemetryModel
 from optimizer.topology import Topology
@@ -85,6 +86,7 @@ def simulate(
     stale_after_s: float | None = None,
     deciders: Deciders | None = None,
     splitter: Splitter | None = None,
+    chunked_prefill: ChunkedPrefill | None = None,
     progress: bool = False,
     desc: str = "simulate",
 ) -> SimResult:
@@ -93,7 +95,8 @@ def simulate(
     `breakers` and `stale_after_s`, the live engine's breakers and staleness filter run too
     (`Simulator`); with `deciders`, several deciders place the requests, each with its own
     live state unless they share one (`optimizer.sim.deciders`); with `splitter`, the
-    pipeline's split stage may send a request's prefill and decode to two nodes."""
+    pipeline's split stage may send a request's prefill and decode to two nodes; with
+    `chunked_prefill`, nodes running both phases interleave them (`optimizer.sim.interference`)."""
     simulator = Simulator(
         topology,
         policy,
@@ -105,11 +108,13 @@ def simulate(
         stale_after_s=stale_after_s,
         deciders=deciders,
         splitter=splitter,
+        chunked_prefill=chunked_prefill,
     )
     return simulator.run(progress=progress, desc=desc)
 
 
 __all__ = [
+    "ChunkedPrefill",
     "Deciders",
     "ScheduledEvent",
     "SimResult",
