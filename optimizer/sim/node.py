@@ -93,6 +93,7 @@ class SimNode:
         "left",
         "steps",
         "run_tokens",
+        "fill",
     )
 
     def __init__(
@@ -155,6 +156,7 @@ class SimNode:
         self.left = 0.0  # the current prefill's tokens still to compute
         self.steps = 0  # decode rounds the planned prefill run carries (chunked prefill)
         self.run_tokens = 0.0  # prefill tokens the planned run computes
+        self.fill = 0.0  # prefill tokens in the step still open (chunked prefill)
         # Running dollar share per sequence of each model since the start (docs/contracts.md §1: a
         # sequence pays 1/batch of each step it takes part in); a sequence pays the difference
         # between its finish and its start.
@@ -204,6 +206,7 @@ class SimNode:
         if self.waiting and self._admissible(self.waiting[0]):
             self._start_prefill(self.waiting.popleft(), now)
         elif self.decoding:
+            self.fill = 0.0  # the run's first round closes a step a prefill left open
             self.round_s = sum(
                 self.step_s[m] + self.per_seq_s[m] * b for m, b in self.batch.items() if b
             )
@@ -212,6 +215,7 @@ class SimNode:
             self.version += 1
             self._wake(now + self.planned * self.round_s, self.index, self.version)
         else:
+            self.fill = 0.0
             self.phase = IDLE
 
     def _start_prefill(self, rid: int, now: float) -> None:
@@ -238,22 +242,32 @@ class SimNode:
 
     def _plan_prefill(self, now: float) -> None:
         """Plan the current prefill's next run: all of it at once, or, with chunked prefill
-        beside decoding sequences, the steps up to its end or to the next sequence's finish
-        (`optimizer.sim.interference`: a step is a chunk of `chunk - batch` tokens plus a
-        decode round, and the last chunk is what is left)."""
+        beside decoding sequences, up to its end or to the step where the next sequence
+        finishes (`optimizer.sim.interference`). A step closes, with a decode round, every
+        `chunk - batch` prefill tokens; a prefill that ends inside a step leaves it open
+        (`fill` tokens) for the next prefill to fill, as vLLM packs several prompts into one
+        step's budget, and a decode run's first round closes it otherwise."""
         m = self._table.model[self.current]
         rate = self.prefill_rate[m]
         batch = sum(self.batch.values()) if self.chunk is not None and self.left else 0
         if batch:
             assert self.chunk is not None
             size = self.chunk - batch
-            self.steps = min(ceil(self.left / size), self.decoding[0][0] - self.rounds)
-            self.run_tokens = min(self.left, self.steps * size)
+            fill = min(self.fill, size)  # a batch grown since closes a fuller step at once
+            ends = 0.0 if self.left < size - fill else 1 + (self.left - size + fill) // size
+            due = self.decoding[0][0] - self.rounds  # steps until the next sequence finishes
+            if ends >= due:
+                self.steps, self.run_tokens, self.fill = due, size - fill + (due - 1) * size, 0.0
+            else:
+                self.steps, self.run_tokens = int(ends), self.left
+                self.fill = fill + self.left - ends * size
             self.round_s = sum(
                 self.step_s[k] + self.per_seq_s[k] * b for k, b in self.batch.items() if b
             )
             duration = self.run_tokens / rate + self.steps * self.round_s
         else:
+            if self.left:
+                self.fill = 0.0  # nothing decodes: no step is open
             self.steps, self.run_tokens = 0, self.left
             duration = self.left / rate
         self._table.cost[self.current] += self.usd_per_s * (self.run_tokens / rate)

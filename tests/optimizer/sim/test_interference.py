@@ -57,6 +57,25 @@ def test_a_chunked_prefill_pays_each_step_s_round_and_the_decode_goes_on() -> No
     assert t.cost == pytest.approx(unchunked.table.cost)
 
 
+def test_short_prompts_share_a_step_as_vllm_packs_them_into_its_budget() -> None:
+    # A decodes 49 rounds; B, C and D (400 tokens each, one out) queue behind its prefill.
+    topology = tiny_topology(keep_nodes=("core-l",))
+    reqs = [request(topology, prompt=1000, output=50)]
+    reqs += [request(topology, prompt=400, output=1) for _ in range(3)]
+    t = simulate(
+        topology,
+        get_policy("round-robin", topology),
+        reqs,
+        [0.0, 0.01, 0.01, 0.01],
+        chunked_prefill=ChunkedPrefill(BUDGET),
+    ).table
+    # 1,200 prompt tokens in steps of 999: the first step closes inside D's prefill, with
+    # A's round, and the second is left open for A's decode run to close.
+    firsts = [A_FIRST + 0.04, A_FIRST + 0.08, A_FIRST + 0.12 + ROUND]
+    assert t.ttft[1:] == pytest.approx([f + HALF_RTT - 0.01 for f in firsts])  # sent at 0.01
+    assert t.e2e[0] == pytest.approx(A_FIRST + 0.12 + 49 * ROUND + HALF_RTT)
+
+
 def test_nodes_that_run_one_phase_pay_nothing() -> None:
     topology = pd_topology(keep_nodes=("core-p", "edge-d"))
     reqs = [request(topology, prompt=10_000, output=40) for _ in range(6)]
