@@ -16,7 +16,10 @@ is rejected. Sent to node N:
   modelled). A head that cannot be admitted blocks those behind it.
 - Prefill: the uncached part of the prompt takes `tokens / (prefill_tokens_per_s * gpus)`
   and yields the first token. It runs between decode steps and stalls them (vLLM without
-  chunked prefill: waiting prefills go first), one request at a time.
+  chunked prefill: waiting prefills go first), one request at a time. With
+  `--chunked-prefill` (`optimizer.sim.interference`) a node that runs both phases instead
+  steps through a prefill in chunks of a token budget, each step also a decode round: the
+  prefill pays for the decodes beside it, and they go on while it runs.
 - Prefix cache: the leading blocks of the prompt's `hash_ids` found in N's LRU cache (keyed per
   model, within the KV room running sequences leave free) are not prefilled; after prefill,
   the prompt's blocks are cached.
