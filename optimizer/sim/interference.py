@@ -89,6 +89,21 @@ class ChunkedPrefill:
         return out
 
 
+def chunk_run(left: float, fill: float, size: int, due: int) -> tuple[int, float, float]:
+    """A prefill run beside decoding sequences: `left` prompt tokens still to compute, `fill`
+    tokens already in the open step, `size` prefill tokens a step holds (budget - batch), and
+    the run ending at the latest when `due` >= 1 steps have closed (a sequence finishes
+    there). Returns (steps closed, each with a decode round; prefill tokens computed; tokens
+    in the step left open). A batch grown since the step opened closes it at once when
+    it already holds `size` tokens or more."""
+    fill = min(fill, size)
+    first = size - fill  # tokens to the first step's close
+    ends = 0 if left < first else 1 + int((left - first) // size)
+    if ends >= due:
+        return due, first + (due - 1) * size, 0.0
+    return ends, left, fill + left - ends * size
+
+
 def parse_chunked_prefill(text: str) -> ChunkedPrefill:
     """`--chunked-prefill` as given: "vllm" (vLLM's defaults) or a budget in tokens per GPU."""
     if text == "vllm":

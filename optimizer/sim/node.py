@@ -44,6 +44,7 @@ from optimizer.decide.state.fleet import (
     Fleet,
 )
 from optimizer.decide.state.prefix import PrefixCache
+from optimizer.sim.interference import chunk_run
 from optimizer.sim.requests import RequestTable
 
 IDLE, PREFILL, DECODE = 0, 1, 2
@@ -252,15 +253,11 @@ class SimNode:
         batch = sum(self.batch.values()) if self.chunk is not None and self.left else 0
         if batch:
             assert self.chunk is not None
-            size = self.chunk - batch
-            fill = min(self.fill, size)  # a batch grown since closes a fuller step at once
-            ends = 0.0 if self.left < size - fill else 1 + (self.left - size + fill) // size
-            due = self.decoding[0][0] - self.rounds  # steps until the next sequence finishes
-            if ends >= due:
-                self.steps, self.run_tokens, self.fill = due, size - fill + (due - 1) * size, 0.0
-            else:
-                self.steps, self.run_tokens = int(ends), self.left
-                self.fill = fill + self.left - ends * size
+            # Steps until the next sequence finishes end the run, or the prefill's end does.
+            due = self.decoding[0][0] - self.rounds
+            self.steps, self.run_tokens, self.fill = chunk_run(
+                self.left, self.fill, self.chunk - batch, due
+            )
             self.round_s = sum(
                 self.step_s[k] + self.per_seq_s[k] * b for k, b in self.batch.items() if b
             )

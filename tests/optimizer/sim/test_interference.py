@@ -10,7 +10,7 @@ import pytest
 from optimizer.cli import main
 from optimizer.decide.registry import get_policy, get_splitter
 from optimizer.sim import ChunkedPrefill, SimResult, simulate
-from optimizer.sim.interference import parse_chunked_prefill, vllm_budget
+from optimizer.sim.interference import chunk_run, parse_chunked_prefill, vllm_budget
 from optimizer.sim.requests import SERVED
 from optimizer.topology_files import load_topology
 from tests.optimizer.fleets import MOONCAKE, pd_topology, request, tiny_topology
@@ -74,6 +74,23 @@ def test_short_prompts_share_a_step_as_vllm_packs_them_into_its_budget() -> None
     firsts = [A_FIRST + 0.04, A_FIRST + 0.08, A_FIRST + 0.12 + ROUND]
     assert t.ttft[1:] == pytest.approx([f + HALF_RTT - 0.01 for f in firsts])  # sent at 0.01
     assert t.e2e[0] == pytest.approx(A_FIRST + 0.12 + 49 * ROUND + HALF_RTT)
+
+
+@pytest.mark.parametrize(
+    ("left", "fill", "due", "expected"),
+    [
+        (2500.0, 0.0, 9, (2, 2500.0, 500.0)),  # two steps close, 500 tokens left in the third
+        (2500.0, 0.0, 1, (1, 1000.0, 0.0)),  # a sequence finishes when the first step closes
+        (400.0, 700.0, 9, (1, 400.0, 100.0)),  # fills the open step, opens another
+        (300.0, 700.0, 9, (1, 300.0, 0.0)),  # ends exactly where the step closes
+        (200.0, 0.0, 9, (0, 200.0, 200.0)),  # leaves the step open for the next prompt
+        (50.0, 1200.0, 9, (1, 50.0, 50.0)),  # the batch grew: the fuller step closes at once
+    ],
+)
+def test_a_run_closes_a_step_every_budget_of_prefill_tokens(
+    left: float, fill: float, due: int, expected: tuple[int, float, float]
+) -> None:
+    assert chunk_run(left, fill, 1000, due) == expected
 
 
 def test_nodes_that_run_one_phase_pay_nothing() -> None:
