@@ -21,6 +21,7 @@ from optimizer.observations import load_observations, simulated_observations, wr
 from optimizer.oracle import oracle_report
 from optimizer.report import build_report, format_table
 from optimizer.sim import (
+    ChunkedPrefill,
     Deciders,
     ScheduledEvent,
     SimResult,
@@ -42,6 +43,12 @@ class Workload:
         if self.all_mixed:
             self.topology = all_mixed(self.topology)
         self.split: str | None = getattr(args, "split", None)
+        self.chunked_prefill: ChunkedPrefill | None = getattr(args, "chunked_prefill", None)
+        if self.chunked_prefill is not None:
+            try:
+                self.chunked_prefill.node_budgets(self.topology)
+            except ValueError as exc:
+                raise InputFileError("--chunked-prefill", [f"--chunked-prefill: {exc}"]) from exc
         unscaled = load_trace(args.trace, limit=args.limit)
         capacity = FleetCapacity(self.topology)
         mix = TokenMix.of(unscaled) if unscaled else None
@@ -105,6 +112,7 @@ class Workload:
         shared_view: bool = False,
         split: str | None = None,
         all_mixed: bool = False,
+        chunked_prefill: ChunkedPrefill | None = None,
     ) -> Workload:
         """The workload `evaluate` would replay for these options (benchmarks and tools)."""
         return cls(
@@ -123,6 +131,7 @@ class Workload:
                 shared_view=shared_view,
                 split=split,
                 all_mixed=all_mixed,
+                chunked_prefill=chunked_prefill,
             )
         )
 
@@ -140,6 +149,8 @@ class Workload:
             out["split"] = self.split
         if self.all_mixed:
             out["all_mixed"] = True
+        if self.chunked_prefill is not None:
+            out["chunked_prefill"] = self.chunked_prefill.describe()
         return out
 
     def run(self, spec: str, seed: int, progress: bool) -> tuple[dict[str, Any], SimResult]:
@@ -160,6 +171,7 @@ class Workload:
             stale_after_s=self.stale_after,
             deciders=self.deciders,
             splitter=get_splitter(self.split) if self.split is not None else None,
+            chunked_prefill=self.chunked_prefill,
             progress=progress,
             desc=spec,
         )

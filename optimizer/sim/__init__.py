@@ -16,7 +16,10 @@ is rejected. Sent to node N:
   modelled). A head that cannot be admitted blocks those behind it.
 - Prefill: the uncached part of the prompt takes `tokens / (prefill_tokens_per_s * gpus)`
   and yields the first token. It runs between decode steps and stalls them (vLLM without
-  chunked prefill: waiting prefills go first), one request at a time.
+  chunked prefill: waiting prefills go first), one request at a time. With
+  `--chunked-prefill` (`optimizer.sim.interference`) a node that runs both phases instead
+  steps through a prefill in chunks of a token budget, each step also a decode round: the
+  prefill pays for the decodes beside it, and they go on while it runs.
 - Prefix cache: the leading blocks of the prompt's `hash_ids` found in N's LRU cache (keyed per
   model, within the KV room running sequences leave free) are not prefilled; after prefill,
   the prompt's blocks are cached.
@@ -68,6 +71,7 @@ from optimizer.decide.request import PlacementRequest
 from optimizer.decide.scorers.base import Policy
 from optimizer.sim.deciders import Deciders
 from optimizer.sim.engine import SimResult, Simulator
+from optimizer.sim.interference import ChunkedPrefill
 from optimizer.sim.schedule import ScheduledEvent, load_schedule, parse_schedule
 from optimizer.sim.telemetry import TelemetryModel
 from optimizer.topology import Topology
@@ -85,6 +89,7 @@ def simulate(
     stale_after_s: float | None = None,
     deciders: Deciders | None = None,
     splitter: Splitter | None = None,
+    chunked_prefill: ChunkedPrefill | None = None,
     progress: bool = False,
     desc: str = "simulate",
 ) -> SimResult:
@@ -93,7 +98,8 @@ def simulate(
     `breakers` and `stale_after_s`, the live engine's breakers and staleness filter run too
     (`Simulator`); with `deciders`, several deciders place the requests, each with its own
     live state unless they share one (`optimizer.sim.deciders`); with `splitter`, the
-    pipeline's split stage may send a request's prefill and decode to two nodes."""
+    pipeline's split stage may send a request's prefill and decode to two nodes; with
+    `chunked_prefill`, nodes running both phases interleave them (`optimizer.sim.interference`)."""
     simulator = Simulator(
         topology,
         policy,
@@ -105,11 +111,13 @@ def simulate(
         stale_after_s=stale_after_s,
         deciders=deciders,
         splitter=splitter,
+        chunked_prefill=chunked_prefill,
     )
     return simulator.run(progress=progress, desc=desc)
 
 
 __all__ = [
+    "ChunkedPrefill",
     "Deciders",
     "ScheduledEvent",
     "SimResult",

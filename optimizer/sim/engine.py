@@ -24,6 +24,7 @@ from optimizer.decide.state.fleet import DYNAMIC_COLUMNS, STATE_CODES, Fleet
 from optimizer.decide.state.live import LiveState
 from optimizer.decide.state.prefix import PrefixIndex
 from optimizer.sim.deciders import Deciders
+from optimizer.sim.interference import ChunkedPrefill
 from optimizer.sim.node import SimNode
 from optimizer.sim.requests import REJECTED, RequestTable
 from optimizer.sim.schedule import ScheduledEvent
@@ -66,6 +67,7 @@ class Simulator:
         stale_after_s: float | None = None,
         deciders: Deciders | None = None,
         splitter: Splitter | None = None,
+        chunked_prefill: ChunkedPrefill | None = None,
     ) -> None:
         """`telemetry`: policies see node state as the live engine does, through samples
         taken as that model says (`optimizer.sim.telemetry`); None: the exact state.
@@ -75,7 +77,9 @@ class Simulator:
         `deciders`: which of several deciders places each request, each with its own view
         unless shared (`optimizer.sim.deciders`; needs `telemetry`; None: one decider).
         `splitter`: the pipeline's split stage, which may send a request's prefill and decode
-        to two nodes (`optimizer.decide.pickers.split`; None: one node each)."""
+        to two nodes (`optimizer.decide.pickers.split`; None: one node each).
+        `chunked_prefill`: nodes that run both phases interleave them in steps with a token
+        budget (`optimizer.sim.interference`; None: a prefill runs alone, stalling decode)."""
         self.topology = topology
         self.policy = policy
         self.requests = requests
@@ -93,8 +97,15 @@ class Simulator:
         # Split requests' KV between their two nodes (its `handoff` is the nodes' callback).
         self.kv = KvTransfers(self.fleet, self.table, self.nodes, self.egress_bytes, self._push)
         fleet, dynamic, table, handoff = self.fleet, self.dynamic, self.table, self.kv.handoff
+        chunks: list[int | None] = (
+            list(chunked_prefill.node_budgets(topology))
+            if chunked_prefill is not None
+            else [None] * fleet.size
+        )
         self.nodes.extend(
-            SimNode(i, fleet, dynamic, self.prefix.cache_of(i), table, self._wake, handoff)
+            SimNode(
+                i, fleet, dynamic, self.prefix.cache_of(i), table, self._wake, handoff, chunks[i]
+            )
             for i in range(fleet.size)
         )
         if deciders is not None and telemetry is None:

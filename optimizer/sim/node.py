@@ -9,6 +9,10 @@ single-model node has exactly the docs/contracts.md §1 step). Between schedulin
 fixed, so the node jumps straight to the round where the next sequence finishes; an arrival
 that could be admitted cuts the run at the end of the round in progress.
 
+With chunked prefill (`chunk`, `optimizer.sim.interference`) a prefill beside decoding sequences
+runs as steps that carry a chunk of it and one round of the batch; its run is planned up to
+the step where the next sequence finishes, then planned again, so runs stay whole jumps.
+
 Split requests (issue #30): on its prefill node a split request reserves only its prompt's KV
 and, once prefilled, is handed off (`handoff`, the engine's) instead of decoding; the node
 keeps its KV until the engine says the transfer is done (`release`). On its decode node it
@@ -40,6 +44,7 @@ from optimizer.decide.state.fleet import (
     Fleet,
 )
 from optimizer.decide.state.prefix import PrefixCache
+from optimizer.sim.interference import chunk_run
 from optimizer.sim.requests import RequestTable
 
 IDLE, PREFILL, DECODE = 0, 1, 2
@@ -85,6 +90,11 @@ class SimNode:
         "_handoff",
         "handing",
         "pinned",
+        "chunk",
+        "left",
+        "steps",
+        "run_tokens",
+        "fill",
     )
 
     def __init__(
@@ -96,10 +106,12 @@ class SimNode:
         table: RequestTable,
         wake: Callable[[float, int, int], None],
         handoff: Callable[[int, int, float], None] | None = None,
+        chunk: int | None = None,
     ) -> None:
         """Node `index` of `fleet`; `dynamic` is the fleet's dynamic columns, written by
         `sync`; `cache` its prefix cache (of the simulator's `PrefixIndex`); `handoff(rid,
-        node, now)`: a split request's prefill ended here (None: no split is ever sent)."""
+        node, now)`: a split request's prefill ended here (None: no split is ever sent); `chunk`:
+        the token budget of a step with chunked prefill (None: a prefill runs alone)."""
         self.index = index
         self.name = fleet.names[index]
         self._fleet = fleet
@@ -118,6 +130,7 @@ class SimNode:
         self._table = table
         self._wake = wake
         self._handoff = handoff
+        self.chunk = chunk
         self.cache = cache
         self.busy_s = 0.0
         self.version = 0
@@ -141,6 +154,10 @@ class SimNode:
         self.round_s = 0.0
         self.planned = 0
         self.current = -1
+        self.left = 0.0  # the current prefill's tokens still to compute
+        self.steps = 0  # decode rounds the planned prefill run carries (chunked prefill)
+        self.run_tokens = 0.0  # prefill tokens the planned run computes
+        self.fill = 0.0  # prefill tokens in the step still open (chunked prefill)
         # Running dollar share per sequence of each model since the start (docs/contracts.md §1: a
         # sequence pays 1/batch of each step it takes part in); a sequence pays the difference
         # between its finish and its start.
@@ -190,6 +207,7 @@ class SimNode:
         if self.waiting and self._admissible(self.waiting[0]):
             self._start_prefill(self.waiting.popleft(), now)
         elif self.decoding:
+            self.fill = 0.0  # the run's first round closes a step a prefill left open
             self.round_s = sum(
                 self.step_s[m] + self.per_seq_s[m] * b for m, b in self.batch.items() if b
             )
@@ -198,6 +216,7 @@ class SimNode:
             self.version += 1
             self._wake(now + self.planned * self.round_s, self.index, self.version)
         else:
+            self.fill = 0.0
             self.phase = IDLE
 
     def _start_prefill(self, rid: int, now: float) -> None:
@@ -210,17 +229,45 @@ class SimNode:
         self.pinned[rid] = matched
         prompt = t.prompt[rid]
         if t.prefilled[rid]:  # its KV came from its prefill node: nothing left to compute
-            duration = 0.0
+            self.left = 0.0
         else:
             cached = min(matched * BLOCK_TOKENS, prompt)
             t.cached[rid] = cached
-            duration = (prompt - cached) / self.prefill_rate[m]
+            self.left = float(prompt - cached)
             self.queued_tokens -= prompt
         self.reserved += self._need(rid)
         self.running += 1
         self.cache.shrink(self.capacity - self.reserved)
-        t.cost[rid] += self.usd_per_s * duration
         self.current = rid
+        self._plan_prefill(now)
+
+    def _plan_prefill(self, now: float) -> None:
+        """Plan the current prefill's next run: all of it at once, or, with chunked prefill
+        beside decoding sequences, up to its end or to the step where the next sequence
+        finishes (`optimizer.sim.interference`). A step closes, with a decode round, every
+        `chunk - batch` prefill tokens; a prefill that ends inside a step leaves it open
+        (`fill` tokens) for the next prefill to fill, as vLLM packs several prompts into one
+        step's budget, and a decode run's first round closes it otherwise."""
+        m = self._table.model[self.current]
+        rate = self.prefill_rate[m]
+        batch = sum(self.batch.values()) if self.chunk is not None and self.left else 0
+        if batch:
+            assert self.chunk is not None
+            # Steps until the next sequence finishes end the run, or the prefill's end does.
+            due = self.decoding[0][0] - self.rounds
+            self.steps, self.run_tokens, self.fill = chunk_run(
+                self.left, self.fill, self.chunk - batch, due
+            )
+            self.round_s = sum(
+                self.step_s[k] + self.per_seq_s[k] * b for k, b in self.batch.items() if b
+            )
+            duration = self.run_tokens / rate + self.steps * self.round_s
+        else:
+            if self.left:
+                self.fill = 0.0  # nothing decodes: no step is open
+            self.steps, self.run_tokens = 0, self.left
+            duration = self.left / rate
+        self._table.cost[self.current] += self.usd_per_s * (self.run_tokens / rate)
         self.phase, self.phase_start = PREFILL, now
         self.version += 1
         self._wake(now + duration, self.index, self.version)
@@ -229,9 +276,16 @@ class SimNode:
         """The planned prefill or decode run ended: account for it, then schedule on."""
         t = self._table
         if self.phase == PREFILL:
+            self.busy_s += now - self.phase_start
+            if self.steps:  # the run's steps carried decode rounds too
+                self._rounds_done(self.steps, now)
+            self.left -= self.run_tokens
+            if self.left > 0:
+                self._plan_prefill(now)
+                self.sync()
+                return
             rid = self.current
             self.current = -1
-            self.busy_s += now - self.phase_start
             m = t.model[rid]
             # The prompt's blocks join the cache pinned: they are this sequence's own KV (its
             # reservation holds them) until it finishes, then stay cached while room lasts.
@@ -253,23 +307,26 @@ class SimNode:
                     self.batch[m] += 1
                     t.share_start[rid] = self.share[m]
         elif self.phase == DECODE:
-            k = self.planned
-            self.rounds += k
-            self.busy_s += k * self.round_s
-            for m, b in self.batch.items():
-                if b:
-                    self.share[m] += (
-                        k * self.usd_per_s * (self.step_s[m] + self.per_seq_s[m] * b) / b
-                    )
-            decoding = self.decoding
-            while decoding and decoding[0][0] <= self.rounds:
-                rid = heapq.heappop(decoding)[1]
-                m = t.model[rid]
-                self.batch[m] -= 1
-                t.cost[rid] += self.share[m] - t.share_start[rid]
-                self._finish(rid, now)
+            self.busy_s += self.planned * self.round_s
+            self._rounds_done(self.planned, now)
         self.schedule(now)
         self.sync()
+
+    def _rounds_done(self, k: int, now: float) -> None:
+        """`k` decode rounds of the current batch ended at `now`: their cost shares, and the
+        sequences they finished."""
+        t = self._table
+        self.rounds += k
+        for m, b in self.batch.items():
+            if b:
+                self.share[m] += k * self.usd_per_s * (self.step_s[m] + self.per_seq_s[m] * b) / b
+        decoding = self.decoding
+        while decoding and decoding[0][0] <= self.rounds:
+            rid = heapq.heappop(decoding)[1]
+            m = t.model[rid]
+            self.batch[m] -= 1
+            t.cost[rid] += self.share[m] - t.share_start[rid]
+            self._finish(rid, now)
 
     def release(self, rid: int, now: float) -> None:
         """A split request's KV reached its decode node: free its prompt's KV here (its blocks

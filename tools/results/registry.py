@@ -269,7 +269,11 @@ nice .venv/bin/python -m tools.deciders_grid --seeds 0,1,2 --limit 3000 \\
             'and decode pools idle); "mixed-only best" is the best of five heuristics '
             "(weighted-score, prefix-aware, kv-aware, least-loaded, latency-first) on the same "
             "hardware with every node mixed (`--all-mixed`), the row the p95 column compares "
-            "with."
+            "with. Every arm runs with chunked prefill at vLLM's default token budgets "
+            "(`--chunked-prefill`: 8,192 tokens a step per H100, 2,048 per L4), so nodes that "
+            "run both phases pay the prefill-decode interference "
+            "([the node model](../simulation.md#prefill-decode-interference-chunked-prefill)); "
+            "one-phase nodes do not."
         ),
         script="""\
 mkdir -p docs/results/reports/pd-split
