@@ -14,6 +14,7 @@ from tools.results.registry_serving import TABLES as SERVING_TABLES
 from tools.results.render import calibration, comparison, deciders
 from tools.results.routers import routers
 from tools.results.trust_region import trust_region
+from tools.results.twin import twin_suite
 
 PAGES: tuple[Page, ...] = (
     Page(
@@ -233,6 +234,27 @@ mkdir -p var/results docs/results/reports/calibration-known-truth
   --observations var/results/truth-obs.jsonl --out var/results/calibrated.yaml \\
   --report docs/results/reports/calibration-known-truth/fleet-demo-truth.json""",
         render=calibration,
+    ),
+    Table(
+        slug="twin-suite",
+        page="twin",
+        title="The twin on the held-out suite's fleets",
+        about=(
+            "Each fleet of the held-out suite (`optimizer/topologies/heldout/`) with three "
+            "truths, seeded draws (26, 27, 28): every profile value's time x U(0.75, 1.3), a "
+            "quarter of them left at 1. Each truth serves the first 2,500 requests of one trace "
+            "per fleet (Mooncake for llmd-h100-pool, mooncake-long-context and sovereign-eu-us; "
+            "the Azure conversation trace for gpu-poor-regional and retail-edge) at 0.6 and 1.5 "
+            "of the "
+            "nominal fleet's capacity, spread (least-loaded) or concentrated (weighted-score, "
+            "which piles onto the fast nodes), 10 s telemetry; `calibrate` starts from the "
+            "nominal fleet. Nothing in the calibration was tuned on this suite."
+        ),
+        script="""\
+mkdir -p docs/results/reports/twin-suite
+nice .venv/bin/python -m tools.twin_suite --utilisations 0.6,1.5 --limit 2500 \\
+  --truth-seeds 26,27,28 --out docs/results/reports/twin-suite/grid.json""",
+        render=twin_suite,
     ),
     Table(
         slug="deciders",
