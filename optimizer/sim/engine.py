@@ -116,7 +116,6 @@ class Simulator:
         self.placer = Placer(
             fleet,
             table,
-            requests,
             policy,
             (dynamic, self.prefix),
             self._clock,
@@ -147,14 +146,14 @@ class Simulator:
 
     def place(self, rid: int, now: float) -> None:
         """Choose a node for request `rid` with the pipeline and send it there, or reject it."""
-        choice = self.placer.decide(rid, now)
+        choice = self.placer.decide(rid, self.requests[rid], now)
         if choice is not None:
             self.send(rid, choice[0], now, choice[1])
 
     def candidates(self, rid: int) -> Candidates:
         """The nodes that may serve request `rid` as the policy sees them (the exact state,
         or the telemetry model's); when there are none the request is marked rejected."""
-        return self.placer.candidates(rid, self.now)
+        return self.placer.candidates(rid, self.requests[rid], self.now)
 
     def send(self, rid: int, node_index: int, now: float, prefill: int | None = None) -> None:
         """Send request `rid` to node `node_index` (one of its candidates), or, when
@@ -162,7 +161,7 @@ class Simulator:
         request = self.requests[rid]
         table = self.table
         node = self.nodes[node_index]
-        self.placer.sent(rid, node_index, prefill)
+        self.placer.sent(rid, request, node_index, prefill)
         if prefill is not None:
             self.kv.send(rid, node_index, prefill, now)
             return

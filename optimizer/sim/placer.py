@@ -14,7 +14,7 @@ node, so a change to what the policy sees cannot change how a node serves, and t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 
@@ -35,13 +35,12 @@ from optimizer.sim.telemetry import TelemetryModel
 
 class Placer:
     """The deciders of one run: they place requests with one pipeline and one policy, each on
-    its own view when there are several (ids are indices into `requests`)."""
+    its own view when there are several (`rid`: the request's row in the run's table)."""
 
     def __init__(
         self,
         fleet: Fleet,
         table: RequestTable,
-        requests: Sequence[PlacementRequest],
         policy: Policy,
         exact: tuple[np.ndarray, PrefixIndex],
         clock: Callable[[], float],
@@ -57,13 +56,14 @@ class Placer:
         rest are the `Simulator`'s arguments of the same names."""
         self.fleet = fleet
         self.table = table
-        self.requests = requests
         self.policy = policy
         self._dynamic, self._prefix = exact
         if deciders is not None and telemetry is None:
             raise ValueError("several deciders need a telemetry model (--telemetry-interval)")
-        if deciders is not None and len(deciders.of) != len(requests):
-            raise ValueError(f"{len(deciders.of)} deciders assigned to {len(requests)} requests")
+        if deciders is not None and len(deciders.of) != len(table.arrival):
+            raise ValueError(
+                f"{len(deciders.of)} deciders assigned to {len(table.arrival)} requests"
+            )
         self.deciders = deciders
         views = deciders.views if deciders is not None else 1
         self.telemetry = telemetry.start(fleet, views) if telemetry is not None else None
@@ -104,12 +104,14 @@ class Placer:
             return live.dynamic, live.prefix, live
         return self._dynamic, self._prefix, None
 
-    def decide(self, rid: int, now: float) -> tuple[int, int | None] | None:
+    def decide(
+        self, rid: int, request: PlacementRequest, now: float
+    ) -> tuple[int, int | None] | None:
         """The pipeline's node for request `rid` and, when it splits, the prefill node; None,
         the request marked rejected, when no node may serve it."""
         dynamic, prefix, live = self._state(rid)
         choice = self.pipeline.decide(
-            self.fleet, self.requests[rid], dynamic, prefix, self.policy, 1, live=live, now=now
+            self.fleet, request, dynamic, prefix, self.policy, 1, live=live, now=now
         )
         node = choice.node
         if node is None:
@@ -117,12 +119,12 @@ class Placer:
             return None
         return node, choice.prefill_node
 
-    def candidates(self, rid: int, now: float) -> Candidates:
+    def candidates(self, rid: int, request: PlacementRequest, now: float) -> Candidates:
         """The nodes that may serve request `rid` as the policy sees them (the exact state,
         or the telemetry model's); when there are none the request is marked rejected."""
         dynamic, prefix, live = self._state(rid)
         candidates, trip = self.pipeline.candidates(
-            self.fleet, self.requests[rid], dynamic, prefix, live=live, now=now
+            self.fleet, request, dynamic, prefix, live=live, now=now
         )
         if not len(candidates):
             self._reject(rid, trip)
@@ -136,13 +138,13 @@ class Placer:
         self.reject_reasons.update(reasons)
         table.resolved.append(rid)
 
-    def sent(self, rid: int, node: int, prefill: int | None) -> None:
+    def sent(self, rid: int, request: PlacementRequest, node: int, prefill: int | None) -> None:
         """Request `rid` was sent to `node` (its prompt to `prefill` when split): its decider
         counts the send until the next scrape, and the breakers the pick."""
         if self.telemetry is not None:
             live = self._live(rid)
-            live.sent(node, self.table.model[rid], self.requests[rid].prefix_hashes)
+            live.sent(node, self.table.model[rid], request.prefix_hashes)
             if prefill is not None:
-                live.sent(prefill, self.table.model[rid], self.requests[rid].prefix_hashes)
+                live.sent(prefill, self.table.model[rid], request.prefix_hashes)
         if self.breakers is not None:
             self.breakers.on_pick(self.fleet.names[node])
