@@ -60,9 +60,9 @@ class Placer:
         self._dynamic, self._prefix = exact
         if deciders is not None and telemetry is None:
             raise ValueError("several deciders need a telemetry model (--telemetry-interval)")
-        if deciders is not None and len(deciders.of) != len(table.arrival):
+        if deciders is not None and len(deciders.of) != len(table.requests):
             raise ValueError(
-                f"{len(deciders.of)} deciders assigned to {len(table.arrival)} requests"
+                f"{len(deciders.of)} deciders assigned to {len(table.requests)} requests"
             )
         self.deciders = deciders
         views = deciders.views if deciders is not None else 1
