@@ -13,7 +13,7 @@ is rejected. Sent to node N:
   a batch slot for its model (`max_batch * gpus` sequences) and KV room for its whole sequence
   (prompt + output tokens times the model's `kv_bytes_per_token`, reserved at admission, as
   schedulers that reserve the maximum length do; vLLM's growth and preemption are not
-  modelled). A head that cannot be admitted blocks those behind it.
+  modelled). A head that cannot be admitted blocks those behind it (`optimizer.sim.occupancy`).
 - Prefill: the uncached part of the prompt takes `tokens / (prefill_tokens_per_s * gpus)`
   and yields the first token. It runs between decode steps and stalls them (vLLM without
   chunked prefill: waiting prefills go first), one request at a time. With
@@ -43,7 +43,8 @@ as the live engine does (samples S seconds apart, delayed, plus the engine's own
 it sent since); the nodes above still run on the exact state. With `--stale-after S` nodes
 whose sample is older than S seconds are left out while fresh ones remain, and with
 `--breakers` per-node circuit breakers trip on this run's failures: the live engine's own
-filters (`optimizer.decide.filters`), run by the same pipeline. Both are off by default.
+filters (`optimizer.decide.filters`), run by the same pipeline (`optimizer.sim.placer`, the
+simulator's control plane; `optimizer.sim.engine` is its event loop). Both are off by default.
 With `--deciders K` (and telemetry), K deciders split the requests, each with its own live
 state unless `--shared-view` (`optimizer.sim.deciders`).
 
