@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from optimizer.calibration.equations import NormalEquations
-from optimizer.calibration.fit import Step, interval
+from optimizer.calibration.fit import MIN_QUEUE_FREE_ROWS, Step, interval
 from optimizer.observations import Observations
 from optimizer.topology import Topology
 from optimizer.topology_entries import Link
@@ -44,6 +44,11 @@ def _status(enough: bool, step: Step | None, j: int) -> str:
     if step is not None and step.agrees[j]:
         return "agrees_with_nominal"
     return "not_identifiable"
+
+
+def _confounded(step: Step | None, j: int) -> bool:
+    """Whether θ[j] was held because its only evidence is confounded by queueing."""
+    return step is not None and step.confounded is not None and bool(step.confounded[j])
 
 
 def _value(
@@ -97,6 +102,12 @@ def profile_entries(
             entry["identifiability"] = _identifiability(
                 step if fitted[i] else None, eq, j, float(spread)
             )
+            if fitted[i] and _confounded(step, j):
+                entry["reason"] = (
+                    f"{0 if eq is None else int(eq.queue_free[i])} queue-free TTFT rows, "
+                    f"fewer than {MIN_QUEUE_FREE_ROWS}: its other rows are confounded by "
+                    "queueing, so it is kept at nominal"
+                )
             values[name] = entry
         statuses = {v["status"] for v in values.values()}
         queued = 0 if eq is None else int(eq.queued[i])

@@ -22,7 +22,7 @@ import numpy as np
 
 from optimizer.calibration.design import Routes, accumulate, profile_of_request
 from optimizer.calibration.equations import Layout, NormalEquations
-from optimizer.calibration.fit import MAX_RELATIVE_CI, MIN_RATIO, Step, solve
+from optimizer.calibration.fit import MAX_RELATIVE_CI, MIN_RATIO, Step, solve, thin_evidence
 from optimizer.calibration.holdout import FIT_SHARE, split, verdict
 from optimizer.calibration.replay import (
     all_active,
@@ -221,8 +221,17 @@ def calibrate(
     # "Identifiability", at MAX_RELATIVE_CI); everything else goes back to nominal exactly.
     progress((max_iterations + 1) / (max_iterations + 2), "judging what the data pins down")
     report_eq = accumulate(fleet, best.result, observations, best.theta, layout, routes, fit)
+    # Strictly, too, a value whose only evidence is confounded by queueing is held (fit.py,
+    # MIN_QUEUE_FREE_ROWS). Not while iterating: far from the truth the replay's own prefill
+    # times are off, few rows look queue-free, and a rate held there could never get near it.
     report_step = solve(
-        report_eq, nominal_theta, free, lower, min_rows=min_samples, max_relative_ci=MAX_RELATIVE_CI
+        report_eq,
+        nominal_theta,
+        free,
+        lower,
+        min_rows=min_samples,
+        max_relative_ci=MAX_RELATIVE_CI,
+        confounded=thin_evidence(report_eq, layout.size),
     )
     # When the nominal replay stayed best, nothing moves: a value the data there places away
     # from nominal, which no iterate could make fit better, is not one it pins down.
