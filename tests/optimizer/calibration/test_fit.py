@@ -87,9 +87,9 @@ def test_without_the_rule_the_queued_rows_pin_the_rate_wrongly(
 
 
 def test_the_minimum_follows_from_the_queue_free_rule_and_the_interval() -> None:
-    """A kept row leaves at most 1 - OWN_SHARE of its TTFT unexplained; half that range is the
-    largest standard deviation such an error can have, and n rows pin a mean to within
-    MAX_RELATIVE_CI at 95% once Z_95 * sd / sqrt(n) is within it."""
-    sd = (1.0 - fit.OWN_SHARE) / 2.0
+    """A kept row leaves at most 1 - OWN_SHARE of its TTFT unexplained, spread evenly over that
+    range (standard deviation range / sqrt(12)); n rows pin a mean to within MAX_RELATIVE_CI
+    at 95% once Z_95 * sd / sqrt(n) is within it: the smallest such n."""
+    sd = (1.0 - fit.OWN_SHARE) / 12**0.5
     n = fit.MIN_QUEUE_FREE_ROWS
     assert fit.Z_95 * sd / n**0.5 <= fit.MAX_RELATIVE_CI < fit.Z_95 * sd / (n - 1) ** 0.5
