@@ -106,9 +106,8 @@ def solve(
 ) -> Step:
     """Solve the free parameters the data identifies (module docstring), others held at 1;
     `confounded` (`thin_evidence`) are held whatever the rows say."""
-    free = free & (eq.support >= min_rows)
     held = np.zeros(len(nominal), dtype=bool) if confounded is None else free & confounded
-    free = free & ~held
+    free = free & ~held & (eq.support >= min_rows)
     relative_ci = np.full(len(nominal), np.inf)
     agrees = np.zeros(len(nominal), dtype=bool)
     while True:

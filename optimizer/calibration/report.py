@@ -77,6 +77,8 @@ def profile_entries(
     eq: NormalEquations | None,
     samples: np.ndarray,
     fitted: np.ndarray,
+    *,
+    queue_free_judged: np.ndarray | None = None,
 ) -> list[dict[str, Any]]:
     """Per profile its status, samples, mean decode batch, queue-free share of its TTFT rows,
     and per value (PROFILE_VALUES) nominal, fitted, interval, status and identifiability."""
@@ -103,8 +105,16 @@ def profile_entries(
                 step if fitted[i] else None, eq, j, float(spread)
             )
             if fitted[i] and _confounded(step, j):
+                # Counted at the best iterate of the fit that moved it (run.py); ttft_rows
+                # counts them at the refit that held it.
+                judged = (
+                    queue_free_judged
+                    if queue_free_judged is not None
+                    else (None if eq is None else eq.queue_free)
+                )
+                entry["queue_free_rows"] = 0 if judged is None else int(judged[i])
                 entry["reason"] = (
-                    f"{0 if eq is None else int(eq.queue_free[i])} queue-free TTFT rows, "
+                    f"{entry['queue_free_rows']} queue-free TTFT rows, "
                     f"fewer than {MIN_QUEUE_FREE_ROWS}: its other rows are confounded by "
                     "queueing, so it is kept at nominal"
                 )

@@ -188,35 +188,40 @@ def calibrate(
     nominal_theta = parameters(fleet, links, transfers)
     routes = Routes(fleet, observations, layout)
 
-    theta = nominal_theta.copy()
     start = replay(fleet, observations)
     before_ttft = predicted(start)[0]
-    best = _Iterate(mismatch(start, observations, fit), theta, start)
-    result = start
-    step: Step | None = None
-    eq: NormalEquations | None = None
-    iterations = stale = 0
-    for iterations in range(1, max_iterations + 1):
-        progress(iterations / (max_iterations + 2), f"iteration {iterations}")
-        eq = accumulate(fleet, result, observations, theta, layout, routes, fit)
-        step = solve(
-            eq, nominal_theta, free, lower, min_rows=min_samples, max_relative_ci=EXPLORE_CI
-        )
-        # A full first step, then half steps: the replay's waits and batch sizes respond to
-        # the parameters, and a full step each time makes the weakly determined per-sequence
-        # step and the fixed step trade places from one iterate to the next.
-        new = theta + (1.0 if iterations == 1 else DAMPING) * (nominal_theta * step.z - theta)
-        # Relative to the larger of the two: a per-sequence step may sit at its bound, 0.
-        change = float(np.max(np.abs(new - theta) / np.maximum(np.abs(theta), np.abs(new))))
-        theta = new
-        result = replay(with_parameters(fleet, theta, links, transfers), observations)
-        score = mismatch(result, observations, fit)
-        if score < best.score:
-            best, stale = _Iterate(score, theta, result, step, eq), 0
-        else:
-            stale += 1
-        if change < tol or stale >= PATIENCE:
-            break
+    nominal_start = _Iterate(mismatch(start, observations, fit), nominal_theta.copy(), start)
+
+    def explore(free: np.ndarray, held_prefill: np.ndarray | None) -> tuple[_Iterate, int]:
+        """Iterate from nominal over the `free` values; the best iterate and the count."""
+        theta, result, best = nominal_theta.copy(), start, nominal_start
+        iterations = stale = 0
+        for iterations in range(1, max_iterations + 1):
+            progress(iterations / (max_iterations + 2), f"iteration {iterations}")
+            eq = accumulate(
+                fleet, result, observations, theta, layout, routes, fit, held_prefill=held_prefill
+            )
+            step = solve(
+                eq, nominal_theta, free, lower, min_rows=min_samples, max_relative_ci=EXPLORE_CI
+            )
+            # A full first step, then half steps: the replay's waits and batch sizes respond
+            # to the parameters, and a full step each time makes the weakly determined
+            # per-sequence step and the fixed step trade places from one iterate to the next.
+            new = theta + (1.0 if iterations == 1 else DAMPING) * (nominal_theta * step.z - theta)
+            # Relative to the larger of the two: a per-sequence step may sit at its bound, 0.
+            change = float(np.max(np.abs(new - theta) / np.maximum(np.abs(theta), np.abs(new))))
+            theta = new
+            result = replay(with_parameters(fleet, theta, links, transfers), observations)
+            score = mismatch(result, observations, fit)
+            if score < best.score:
+                best, stale = _Iterate(score, theta, result, step, eq), 0
+            else:
+                stale += 1
+            if change < tol or stale >= PATIENCE:
+                break
+        return best, iterations
+
+    best, iterations = explore(free, None)
     # The proposal moves only what the data at the best iterate pins down (fit.py,
     # "Identifiability", at MAX_RELATIVE_CI); everything else goes back to nominal exactly.
     progress((max_iterations + 1) / (max_iterations + 2), "judging what the data pins down")
@@ -224,6 +229,26 @@ def calibrate(
     # Strictly, too, a value whose only evidence is confounded by queueing is held (fit.py,
     # MIN_QUEUE_FREE_ROWS). Not while iterating: far from the truth the replay's own prefill
     # times are off, few rows look queue-free, and a rate held there could never get near it.
+    # When the best iterate holds such a rate, the rest is fitted again from nominal with it
+    # held there and the decode rows its prefills fill left out (design.accumulate): the values
+    # fitted beside a wrongly moved rate had absorbed its error (measured on the twin suite: a
+    # 70B decode step proposed 1.57x its truth).
+    confounded = thin_evidence(report_eq, layout.size)
+    held_prefill = confounded[: layout.profiles] & fitted_profiles
+    queue_free_judged = report_eq.queue_free.copy()
+    if held_prefill.any():
+        best, more = explore(free & ~confounded, held_prefill)
+        iterations += more
+        report_eq = accumulate(
+            fleet,
+            best.result,
+            observations,
+            best.theta,
+            layout,
+            routes,
+            fit,
+            held_prefill=held_prefill,
+        )
     report_step = solve(
         report_eq,
         nominal_theta,
@@ -231,7 +256,7 @@ def calibrate(
         lower,
         min_rows=min_samples,
         max_relative_ci=MAX_RELATIVE_CI,
-        confounded=thin_evidence(report_eq, layout.size),
+        confounded=confounded,
     )
     # When the nominal replay stayed best, nothing moves: a value the data there places away
     # from nominal, which no iterate could make fit better, is not one it pins down.
@@ -265,7 +290,13 @@ def calibrate(
         "min_samples": min_samples,
         "iterations": iterations,
         "profiles": profile_entries(
-            fleet, calibrated, report_step, report_eq, profile_samples, fitted_profiles
+            fleet,
+            calibrated,
+            report_step,
+            report_eq,
+            profile_samples,
+            fitted_profiles,
+            queue_free_judged=queue_free_judged,
         ),
         "links": link_entries(
             fleet,
