@@ -143,6 +143,10 @@ def profile_entries(
                 "mean_decode_batch": round(float(mean_batch[i]), 3),
                 # TTFT rows kept as queue-free (design.QUEUE_SHARE) and left out as queued.
                 "ttft_rows": {"queue_free": free, "queued": queued},
+                # Decode rows left out because held prefill rates filled them (design.py).
+                "decode_rows_left_out": 0
+                if eq is None or not len(eq.decode_left_out)
+                else int(eq.decode_left_out[i]),
                 "values": values,
             }
         )

@@ -33,18 +33,17 @@ from optimizer.calibration.replay import (
     replay,
 )
 from optimizer.calibration.report import (
-    PROFILE_VALUES,
     kept_bandwidths,
     link_entries,
     profile_entries,
     ttft_pairs,
 )
 from optimizer.calibration.split_rows import split_samples
+from optimizer.calibration.theta import kept, parameters, with_parameters
 from optimizer.errors import InputFileError
 from optimizer.observations import Observations
 from optimizer.sim.engine import SimResult
 from optimizer.topology import Topology
-from optimizer.topology_entries import Profile
 
 DEFAULT_MIN_SAMPLES = 50
 DEFAULT_MAX_ITERATIONS = 10
@@ -67,49 +66,6 @@ class CalibrationResult:
 
     topology: Topology
     report: dict[str, Any]
-
-
-def parameters(
-    topology: Topology, links: tuple[int, ...], transfers: tuple[int, ...] = ()
-) -> np.ndarray:
-    """θ of a fleet (design.Layout's order): 1/prefill rate, decode step and per-sequence
-    step per profile, in seconds, then the RTT of each link in `links`, then the seconds per
-    byte of each link in `transfers`."""
-    p = topology.profiles
-    return np.concatenate(
-        [
-            [1.0 / pr.prefill_tokens_per_s for pr in p],
-            [pr.decode_step_ms / 1000.0 for pr in p],
-            [pr.decode_step_ms_per_seq / 1000.0 for pr in p],
-            [topology.links[i].rtt_ms / 1000.0 for i in links],
-            [8.0 / (topology.links[i].bandwidth_gbps * 1e9) for i in transfers],
-        ]
-    )
-
-
-def with_parameters(
-    topology: Topology, theta: np.ndarray, links: tuple[int, ...], transfers: tuple[int, ...] = ()
-) -> Topology:
-    """`topology` with profile speeds, fitted link RTTs and fitted link bandwidths taken from θ
-    (rounded for the file)."""
-    n = len(topology.profiles)
-    profiles = tuple(
-        pr.model_copy(
-            update={
-                "prefill_tokens_per_s": round(1.0 / theta[i], 2),
-                "decode_step_ms": round(theta[n + i] * 1000.0, 5),
-                "decode_step_ms_per_seq": round(theta[2 * n + i] * 1000.0, 6),
-            }
-        )
-        for i, pr in enumerate(topology.profiles)
-    )
-    new_links = list(topology.links)
-    for j, i in enumerate(links):
-        new_links[i] = new_links[i].model_copy(update={"rtt_ms": round(theta[3 * n + j] * 1e3, 4)})
-    for j, i in enumerate(transfers):
-        gbps = round(8.0 / (theta[3 * n + len(links) + j] * 1e9), 4)
-        new_links[i] = new_links[i].model_copy(update={"bandwidth_gbps": gbps})
-    return rebuilt(topology, profiles=profiles, links=tuple(new_links))
 
 
 def _link_samples(topology: Topology, observations: Observations, fit: np.ndarray) -> np.ndarray:
@@ -319,13 +275,3 @@ def calibrate(
     }
     progress(1.0, "done")
     return CalibrationResult(topology=calibrated, report=report)
-
-
-def kept(old: Profile, new: Profile, identified: np.ndarray, i: int, n: int) -> Profile:
-    """Profile i with its identified values from `new` and the rest exactly as in `old`."""
-    update = {
-        name: getattr(new, name)
-        for name, j in zip(PROFILE_VALUES, (i, n + i, 2 * n + i), strict=True)
-        if identified[j]
-    }
-    return old.model_copy(update=update) if update else old
