@@ -55,9 +55,9 @@ MAX_RELATIVE_CI = 0.05
 # range / sqrt(12) (4.3%), so pinning the mean to within MAX_RELATIVE_CI at 95% takes
 # n >= (Z_95 * 0.15 / sqrt(12) / MAX_RELATIVE_CI)^2 = 2.9 rows: 3. Derived from the two rules
 # above, not fitted to the suite. (The worst case, every error at an end of the range, would
-# take 9; it would also hold prefill rates the suite recovers from 4-8 queue-free rows, and a
+# take 9; it would also hold prefill rates the suite recovered from 4-8 queue-free rows, and a
 # proposal whose decode terms move while its prefill rate is held can make the held-out p95
-# worse: docs/twin.md, step 7.)
+# worse: docs/twin.md, step 6.)
 MIN_QUEUE_FREE_ROWS = int(
     np.ceil((Z_95 * (1.0 - OWN_SHARE) / np.sqrt(12.0) / MAX_RELATIVE_CI) ** 2)
 )
