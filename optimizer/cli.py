@@ -26,6 +26,7 @@ from optimizer.commands.training import cmd_train
 from optimizer.decide.registry import POLICY_NAMES, SPLITTERS
 from optimizer.decide.scorers.learned import DECISION_COST_WEIGHT, decision_cost_weight
 from optimizer.errors import InputFileError
+from optimizer.sim.interference import ChunkedPrefill, parse_chunked_prefill
 from optimizer.traces import SHIPPED_TRACES
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -123,11 +124,31 @@ def _common(parser: argparse.ArgumentParser, *, trace: bool = True) -> None:
         "decode roles: the same hardware without disaggregation (default: roles honoured)",
     )
     parser.add_argument(
+        "--chunked-prefill",
+        type=chunked_prefill,
+        nargs="?",
+        const=ChunkedPrefill(),
+        default=None,
+        metavar="TOKENS",
+        help="nodes that run both phases interleave them as vLLM's chunked-prefill scheduler "
+        "does: each step carries a decode round and a prefill chunk of up to TOKENS per GPU "
+        "less the batch (default with no TOKENS: vLLM's, 8192 on GPUs of 70 GiB or more, "
+        "else 2048; docs/simulation.md); default: off, a prefill runs alone and stalls decode",
+    )
+    parser.add_argument(
         "--breakers",
         action="store_true",
         help="run the live engine's per-node circuit breakers on this run's failures "
         "(default settings, docs/operations.md; default: off)",
     )
+
+
+def chunked_prefill(text: str) -> ChunkedPrefill:
+    """`--chunked-prefill`'s value: "vllm" or a token budget per GPU."""
+    try:
+        return parse_chunked_prefill(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -21,12 +21,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from optimizer.arrivals import draw_requests
 from optimizer.decide.request import PlacementRequest
 from optimizer.errors import InputFileError
 from optimizer.sim.engine import SimResult
 from optimizer.sim.requests import SERVED
 from optimizer.topology import Topology
-from optimizer.traces import TraceRequest, draw_requests, json_lines, mooncake_request
+from optimizer.traces import TraceRequest, json_lines, mooncake_request
 
 OBSERVATION_FIELDS = (
     "timestamp",

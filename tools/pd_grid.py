@@ -5,7 +5,7 @@
         [--trace optimizer/data/traces/mooncake_synthetic.jsonl] [--limit 2000] \
         [--utilisations 0.7,1.2] [--telemetry-interval 10] [--seeds 0,1,2] \
         [--mixed-policies weighted-score,prefix-aware,kv-aware,least-loaded,latency-first] \
-        [--out var/pd/grid.json]
+        [--chunked-prefill vllm|TOKENS|off] [--out var/pd/grid.json]
 
 For every utilisation and seed it replays the trace as `python -m optimizer simulate` does (the
 same `Workload`, `--telemetry-interval`), arm by arm:
@@ -16,8 +16,12 @@ same `Workload`, `--telemetry-interval`), arm by arm:
 - `mixed:<policy>`: `--all-mixed` (the same hardware, every node running both phases) under
   each of `--mixed-policies`; the table's "mixed-only best" is the one with the highest mean
   attainment over the seeds at that load.
-Each finished replay is saved to `--out` at once; a rerun with the same `--out` skips those
-already there. Prints a Markdown table (`tools.results.pd.pd_table`); asserts nothing.
+Every arm runs with `--chunked-prefill` as given (default `vllm`: nodes that run both phases
+pay the prefill-decode interference of vLLM's chunked-prefill scheduler at its default token
+budgets, `optimizer.sim.interference`; `off`: a prefill runs alone and stalls decode, the
+simulator's default). Each finished replay is saved to `--out` at once; a rerun with the same
+`--out` skips those already there, and refuses a file of replays run with another
+`--chunked-prefill`. Prints a Markdown table (`tools.results.pd.pd_table`); asserts nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.commands.replay import Workload
+from optimizer.sim.interference import parse_chunked_prefill
 from tools.results.pd import pd_table
 
 PD_FLEET = "optimizer/topologies/pd-two-regions.yaml"
@@ -54,10 +59,16 @@ def main() -> None:
     ap.add_argument("--telemetry-interval", type=float, default=10.0)
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--mixed-policies", default=MIXED)
+    ap.add_argument("--chunked-prefill", default="vllm")
     ap.add_argument("--out", default="var/pd/grid.json")
     args = ap.parse_args()
+    chunked = None if args.chunked_prefill == "off" else parse_chunked_prefill(args.chunked_prefill)
     out = Path(args.out)
     rows: dict[str, dict[str, Any]] = json.loads(out.read_text()) if out.exists() else {}
+    setting = "off" if chunked is None else chunked.describe()
+    other = {r.get("chunked_prefill", "off") for r in rows.values()} - {setting}
+    if other:
+        sys.exit(f"{out} holds replays run with --chunked-prefill {other.pop()}, not {setting}")
     arms = _arms([p for p in args.mixed_policies.split(",") if p])
     for seed in (int(s) for s in args.seeds.split(",")):
         for util in (float(u) for u in args.utilisations.split(",")):
@@ -74,6 +85,7 @@ def main() -> None:
                     telemetry_interval=args.telemetry_interval,
                     split=split,
                     all_mixed=all_mixed,
+                    chunked_prefill=chunked,
                 )
                 report, result = work.run(policy, seed, False)
                 rows[key] = {
@@ -89,6 +101,7 @@ def main() -> None:
                     "split_share": sum(p >= 0 for p in result.table.prefill_node)
                     / max(report["requests"], 1),
                     "wall_seconds": report["wall_seconds"],
+                    "chunked_prefill": setting,
                 }
                 r = rows[key]
                 print(

@@ -44,6 +44,22 @@ DECISION_LATENCY = Histogram(
     "Engine time per placement decision (filter, score, pick), excluding HTTP.",
     buckets=_LATENCY_BUCKETS,
 )
+# The same decisions' thread CPU time and their wait for the engine's lock (issue #29): wall
+# time minus CPU time is time the deciding thread was ready but not running (another thread
+# held the GIL or the host's cores were busy), which a busy host adds to the tail and no
+# change to the engine removes; the lock wait is what snapshot installs and the shared view's
+# merges cost a decision.
+DECISION_CPU = Histogram(
+    "locus_decision_cpu_seconds",
+    "Thread CPU time per placement decision (the engine's, as locus_decision_latency_seconds).",
+    buckets=_LATENCY_BUCKETS,
+)
+DECISION_LOCK_WAIT = Histogram(
+    "locus_decision_lock_wait_seconds",
+    "Time a placement decision waited for the engine's lock (snapshot installs, shared view "
+    "merges).",
+    buckets=(0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05),
+)
 DECISIONS = Counter("locus_decisions_total", "Placement decisions made.", ["policy", "node"])
 NO_CANDIDATE = Counter(
     "locus_decisions_unplaceable_total", "Requests no node could serve (answered 503)."

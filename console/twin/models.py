@@ -14,9 +14,10 @@ class CalibrationRun(models.Model):
 
     A worker exports the window's decision records and outcomes as observations, fits the
     profiles (`optimizer.calibration`) and keeps the report and the calibrated fleet. A run
-    that succeeds holds a proposal (`proposal`): the fitted profile values, which an operator
-    applies to the inventory or discards. `nominal_topology` is the inventory as the run saw
-    it, so a proposal is never applied over values that changed since.
+    that succeeds holds a proposal (`proposal`): the fitted profile values and link bandwidths,
+    which an operator applies to the inventory or discards. `nominal_topology` is the
+    inventory as the run saw it, so a proposal is never applied over values that changed
+    since.
     """
 
     since = models.DateTimeField()
@@ -44,8 +45,9 @@ class CalibrationRun(models.Model):
 
 class ProposalDecision(models.Model):
     """The audit entry of applying or discarding a run's proposal: who, when, why, whether it
-    overrode a 'no improvement' verdict, and the profile values it changed (empty when
-    discarded)."""
+    overrode a 'no improvement' verdict, and the values it changed (empty when discarded):
+    profile values (`model`, `accelerator`, `field`, ...) and link bandwidths (`a`, `b`,
+    `field`: `bandwidth_gbps`, ...)."""
 
     run = models.ForeignKey(CalibrationRun, on_delete=models.CASCADE, related_name="decisions")
     action = models.CharField(max_length=16, choices=ProposalState.choices)

@@ -1,4 +1,5 @@
-"""Reads for the twin: recorded traffic as observations, and proposals as diffs."""
+"""Reads for the twin: recorded traffic as observations, and proposals as diffs (profile
+values, and link bandwidths)."""
 
 from __future__ import annotations
 
@@ -89,6 +90,33 @@ def proposal_changes(run: CalibrationRun) -> list[dict[str, Any]]:
                     "samples": value["samples"],
                 }
             )
+    return changes
+
+
+def proposal_link_changes(run: CalibrationRun) -> list[dict[str, Any]]:
+    """The link bandwidths a run's proposal would set (issue #30): one entry per link whose
+    `bandwidth_gbps` the fit pinned down (status `fitted`, fit.py "Identifiability") to a value
+    other than its nominal, with its interval and samples (the split requests' transfers that
+    crossed it). A bandwidth kept at nominal (too few transfers, not identifiable, or agreeing
+    with nominal) is not proposed, as a profile value is not."""
+    changes = []
+    for entry in run.report.get("links", []):
+        value = entry.get("values", {}).get("bandwidth_gbps")
+        if value is None or value.get("status") != "fitted":
+            continue
+        if value["fitted"] == value["nominal"]:
+            continue
+        changes.append(
+            {
+                "a": entry["a"],
+                "b": entry["b"],
+                "field": "bandwidth_gbps",
+                "nominal": value["nominal"],
+                "fitted": value["fitted"],
+                "interval": value["interval"],
+                "samples": value["samples"],
+            }
+        )
     return changes
 
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from console.access.identity import Identity
 from console.api.errors import ApplicationError
-from console.inventory.models import Profile
+from console.inventory.models import Link, Profile
 from console.inventory.services import inventory_write
 from console.twin.choices import ProposalState, RunStatus
 from console.twin.models import CalibrationRun, ProposalDecision
@@ -21,6 +21,7 @@ from console.twin.selectors import (
     PROFILE_FIELDS,
     observation_records,
     proposal_changes,
+    proposal_link_changes,
     proposal_verdict,
 )
 from console.twin.tasks import run_calibration
@@ -59,11 +60,12 @@ def _pending(run: CalibrationRun) -> None:
 def proposal_apply(
     *, run: CalibrationRun, actor: Identity, reason: str, override: bool = False
 ) -> ProposalDecision:
-    """Set the inventory's profiles to the run's fitted values, through the inventory's own
-    write path (the whole inventory is checked as a topology, and the revision moves so every
-    decision engine picks the new speeds up), and audit it. Refused (409) when the proposal is
-    not pending, when its verdict is 'no_improvement' and `override` is not set (the audit
-    entry of an override records it), or when a profile changed since the run measured it."""
+    """Set the inventory's profiles and link bandwidths to the run's fitted values, through
+    the inventory's own write path (the whole inventory is checked as a topology, and the
+    revision moves so every decision engine picks the new values up), and audit it. Refused
+    (409) when the proposal is not pending, when its verdict is 'no_improvement' and
+    `override` is not set (the audit entry of an override records it), or when a profile or
+    link changed since the run measured it."""
     with inventory_write():
         run = CalibrationRun.objects.select_for_update().get(pk=run.pk)
         _pending(run)
@@ -80,20 +82,31 @@ def proposal_apply(
                 },
             )
         changes = proposal_changes(run)
+        link_changes = proposal_link_changes(run)
         profiles = {
             (p.model.name, p.accelerator.name): p
             for p in Profile.objects.select_related("model", "accelerator")
         }
-        stale = []
+        links = {
+            frozenset((lk.site_a.name, lk.site_b.name)): lk
+            for lk in Link.objects.select_related("site_a", "site_b")
+        }
+        stale: dict[str, set[str]] = {"profiles": set(), "links": set()}
         for change in changes:
             profile = profiles.get((change["model"], change["accelerator"]))
             if profile is None or getattr(profile, change["field"]) != change["nominal"]:
-                stale.append(f"{change['model']}@{change['accelerator']}.{change['field']}")
-        if stale:
+                stale["profiles"].add(
+                    f"{change['model']}@{change['accelerator']}.{change['field']}"
+                )
+        for change in link_changes:
+            link = links.get(frozenset((change["a"], change["b"])))
+            if link is None or link.bandwidth_gbps != change["nominal"]:
+                stale["links"].add(f"{change['a']}-{change['b']}.{change['field']}")
+        if any(stale.values()):
             raise ApplicationError(
                 "The inventory changed since this run measured it; start a new run.",
                 status_code=409,
-                errors={"profiles": sorted(set(stale))},
+                errors={key: sorted(names) for key, names in stale.items() if names},
             )
         touched: dict[tuple[str, str], Profile] = {}
         for change in changes:
@@ -102,7 +115,13 @@ def proposal_apply(
             touched[(change["model"], change["accelerator"])] = profile
         for profile in touched.values():
             profile.save(update_fields=list(PROFILE_FIELDS))
-        return _decide(run, ProposalState.APPLIED, actor, reason, changes, override=overriding)
+        for change in link_changes:
+            link = links[frozenset((change["a"], change["b"]))]
+            link.bandwidth_gbps = change["fitted"]
+            link.save(update_fields=["bandwidth_gbps"])
+        return _decide(
+            run, ProposalState.APPLIED, actor, reason, changes + link_changes, override=overriding
+        )
 
 
 def proposal_discard(*, run: CalibrationRun, actor: Identity, reason: str) -> ProposalDecision:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from optimizer.arrivals import draw_requests
 from optimizer.calibration.replay import rebuilt
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation
 from optimizer.decide.registry import load_policy
@@ -27,7 +28,7 @@ from optimizer.observations import (
 from optimizer.sim import TelemetryModel, simulate
 from optimizer.topology import Topology
 from optimizer.topology_entries import Profile
-from optimizer.traces import draw_requests, load_trace
+from optimizer.traces import load_trace
 
 TRAFFIC = {"spread": "least-loaded", "concentrated": "weighted-score"}
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from optimizer.arrivals import draw_requests
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation, utilisation_of_load
 from optimizer.decide.filters.breakers import BreakerConfig
 from optimizer.decide.registry import POLICY_NAMES, SHIPPED, get_splitter, load_policy
@@ -20,6 +21,7 @@ from optimizer.observations import load_observations, simulated_observations, wr
 from optimizer.oracle import oracle_report
 from optimizer.report import build_report, format_table
 from optimizer.sim import (
+    ChunkedPrefill,
     Deciders,
     ScheduledEvent,
     SimResult,
@@ -29,7 +31,7 @@ from optimizer.sim import (
 )
 from optimizer.topology import Topology
 from optimizer.topology_files import dump_topology, load_topology
-from optimizer.traces import draw_requests, load_trace
+from optimizer.traces import load_trace
 
 
 class Workload:
@@ -41,6 +43,12 @@ class Workload:
         if self.all_mixed:
             self.topology = all_mixed(self.topology)
         self.split: str | None = getattr(args, "split", None)
+        self.chunked_prefill: ChunkedPrefill | None = getattr(args, "chunked_prefill", None)
+        if self.chunked_prefill is not None:
+            try:
+                self.chunked_prefill.node_budgets(self.topology)
+            except ValueError as exc:
+                raise InputFileError("--chunked-prefill", [f"--chunked-prefill: {exc}"]) from exc
         unscaled = load_trace(args.trace, limit=args.limit)
         capacity = FleetCapacity(self.topology)
         mix = TokenMix.of(unscaled) if unscaled else None
@@ -104,6 +112,7 @@ class Workload:
         shared_view: bool = False,
         split: str | None = None,
         all_mixed: bool = False,
+        chunked_prefill: ChunkedPrefill | None = None,
     ) -> Workload:
         """The workload `evaluate` would replay for these options (benchmarks and tools)."""
         return cls(
@@ -122,6 +131,7 @@ class Workload:
                 shared_view=shared_view,
                 split=split,
                 all_mixed=all_mixed,
+                chunked_prefill=chunked_prefill,
             )
         )
 
@@ -139,6 +149,8 @@ class Workload:
             out["split"] = self.split
         if self.all_mixed:
             out["all_mixed"] = True
+        if self.chunked_prefill is not None:
+            out["chunked_prefill"] = self.chunked_prefill.describe()
         return out
 
     def run(self, spec: str, seed: int, progress: bool) -> tuple[dict[str, Any], SimResult]:
@@ -159,6 +171,7 @@ class Workload:
             stale_after_s=self.stale_after,
             deciders=self.deciders,
             splitter=get_splitter(self.split) if self.split is not None else None,
+            chunked_prefill=self.chunked_prefill,
             progress=progress,
             desc=spec,
         )

@@ -33,12 +33,19 @@ def _json(status: int, body: bytes) -> web.Response:
 
 class NodeEndpoint:
     """The handlers of node `index` of `fleet`; requests without a source header come from
-    `default`: (source name or None, site)."""
+    `default`: (source name or None, site). `handoffs` is shared by every node of the fleet
+    (a prefill handed off on one is continued on another)."""
 
     def __init__(
-        self, fleet: EmulatedFleet, index: int, default: tuple[str | None, str], created: int
+        self,
+        fleet: EmulatedFleet,
+        index: int,
+        default: tuple[str | None, str],
+        created: int,
+        handoffs: phases.Handoffs | None = None,
     ) -> None:
         self.fleet = fleet
+        self.handoffs = handoffs or phases.Handoffs()
         self.index = index
         self.node = fleet.topology.nodes[index]
         self.default = default
@@ -107,16 +114,21 @@ class NodeEndpoint:
         )
         phases.check_role(self.node.role, ask, prefill is not None)
         ready_after = 0.0
+        origin: float | None = None
         if prefill is not None:
             if to_prefill:  # llm-d's sidecar: the prefill node's phase first
                 first = self.fleet.submit(
                     prefill, ask.model, site, ask.prompt_tokens, ask.hashes, 1,
                     stream=False, source=source, received=received,
                 )  # fmt: skip
+                first.prefill_phase, first.decode_node = True, self.index
                 try:
                     await self.fleet.finished(first)
                 finally:
                     self.fleet.cancel(first)
+                origin = first.arrival
+            else:  # the router's second call: its first was a prefill handed off here
+                origin = self.handoffs.take(ask, prefill)
             ready_after = self.fleet.kv_transfer_s(
                 prefill, self.index, ask.model, ask.prompt_tokens
             )
@@ -133,13 +145,17 @@ class NodeEndpoint:
             prefilled=prefill is not None,
             ready_after_s=ready_after,
         )
+        if prefill is not None:
+            seq.prefilled_on, seq.origin = prefill, origin
+        handing_off = phases.remote_decode(ask) and not ask.stream
+        seq.prefill_phase = handing_off  # its decode request writes the request's line
         try:
             if ask.stream:
                 return await self._stream(request, seq, ask)
             await self.fleet.finished(seq)
             body = Answer(ask).whole(output_text(seq.output), seq.output)
-            if phases.remote_decode(ask):
-                kv = phases.handed_off(self.node.name)
+            if handing_off:
+                kv = phases.handed_off(self.node.name, self.handoffs.add(self.index, seq.arrival))
                 body = orjson.dumps({**orjson.loads(body), "kv_transfer_params": kv})
             return _json(200, body)
         finally:

@@ -14,16 +14,52 @@
 A node's `role` is honoured: a `prefill` node answers a request that does not ask for a
 remote decode with 400 (it serves no decode), and a `decode` node one that brings no KV
 (it runs no prefill); `mixed` nodes take all three kinds.
+
+The request log (`--requests-out`) has one line per request, as the simulator's has: a split
+request's is its decode phase's, naming its `prefill_node`, from the arrival of its prefill
+phase. The router's two calls are joined by `HANDOFF_KEY`, which the prefill's answer adds
+to `kv_transfer_params` and the router hands on to the decode node with the rest (`Handoffs`).
 """
 
 from __future__ import annotations
 
+import itertools
+from collections import OrderedDict
 from typing import Any
 
 from optimizer.emulator.engine import EmulatedFleet
 from optimizer.emulator.openai import ApiError, Ask
 
 PREFILLER_HEADER = "x-prefiller-host-port"
+# The emulator's own key in a prefill answer's `kv_transfer_params` (vLLM's connectors read
+# only theirs): which prefill a decode request continues, for the request log.
+HANDOFF_KEY = "locus_handoff_id"
+# Prefills kept waiting for their decode request; the oldest is forgotten beyond this (a
+# router that never sends the second call), and its decode's line then has no latencies.
+MAX_PENDING_HANDOFFS = 10_000
+
+
+class Handoffs:
+    """The prefills handed off and not yet continued (the router's way): id -> (prefill node,
+    model time the request arrived there)."""
+
+    def __init__(self) -> None:
+        self._pending: OrderedDict[str, tuple[int, float]] = OrderedDict()
+        self._ids = itertools.count(1)
+
+    def add(self, node: int, arrival: float) -> str:
+        handoff = f"h{next(self._ids)}"
+        self._pending[handoff] = (node, arrival)
+        if len(self._pending) > MAX_PENDING_HANDOFFS:
+            self._pending.popitem(last=False)
+        return handoff
+
+    def take(self, ask: Ask, node: int) -> float | None:
+        """The arrival of the prefill `ask` continues on `node` (None: not known here)."""
+        handoff = (ask.kv_transfer or {}).get(HANDOFF_KEY)
+        if not isinstance(handoff, str) or self._pending.get(handoff, (-1, 0.0))[0] != node:
+            return None
+        return self._pending.pop(handoff)[1]
 
 
 def remote_decode(ask: Ask) -> bool:
@@ -56,7 +92,7 @@ def check_role(role: str, ask: Ask, brings_kv: bool) -> None:
         raise ApiError(400, "This node only decodes: name the prefill node (kv_transfer_params).")
 
 
-def handed_off(node_name: str) -> dict[str, Any]:
+def handed_off(node_name: str, handoff: str) -> dict[str, Any]:
     """A prefill answer's `kv_transfer_params`: the decode side pulls the blocks from here."""
     return {
         "do_remote_decode": False,
@@ -65,4 +101,5 @@ def handed_off(node_name: str) -> dict[str, Any]:
         "remote_block_ids": [],
         "remote_host": None,
         "remote_port": None,
+        HANDOFF_KEY: handoff,
     }

@@ -33,6 +33,10 @@ class Sequence:
         "ended",
         "ttft_s",
         "e2e_s",
+        "prefill_phase",
+        "decode_node",
+        "prefilled_on",
+        "origin",
         "_updates",
         "_waiter",
     )
@@ -52,6 +56,15 @@ class Sequence:
         self.ended = False  # finished or cancelled
         self.ttft_s = 0.0  # the model's TTFT and end-to-end latency, network included
         self.e2e_s = 0.0
+        # A split request (issue #30) is two sequences: its prefill phase (`prefill_phase`;
+        # `decode_node` the node it hands off to, -1 when this node cannot know: the router's
+        # way) and its decode phase (`prefilled_on` the node that prefilled it, `origin` the
+        # model time the whole request arrived there; None when unknown). The request log
+        # writes one line per request, for the decode phase (server.FleetServer).
+        self.prefill_phase = False
+        self.decode_node = -1
+        self.prefilled_on = -1
+        self.origin: float | None = None
         self._updates: deque[tuple[int, float]] = deque()  # (tokens out, model time)
         self._waiter: asyncio.Future[None] | None = None
 

@@ -22,6 +22,7 @@ from typing import Any, TextIO, TypeVar
 
 from aiohttp import web
 
+from optimizer.emulator import phases
 from optimizer.emulator.endpoint import NodeEndpoint
 from optimizer.emulator.engine import EmulatedFleet
 from optimizer.emulator.openai import MAX_BODY_BYTES
@@ -113,9 +114,10 @@ class FleetServer:
         if self.requests_out is not None:
             self.fleet.on_end = self._observe
         started = int(time.time())
+        handoffs = phases.Handoffs()
         try:
             for i, (host, port) in enumerate(self.binds):
-                endpoint = NodeEndpoint(self.fleet, i, self.default, started)
+                endpoint = NodeEndpoint(self.fleet, i, self.default, started, handoffs)
                 app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[endpoint.errors])
                 endpoint.route(app)
                 runner = web.AppRunner(
@@ -143,22 +145,41 @@ class FleetServer:
             raise
 
     def _observe(self, seq: Sequence, ok: bool) -> None:
+        """One line per request (docs/twin.md), as `simulate --requests-out` writes it. A
+        split request's (issue #30) is written when its decode phase ends: `node` decoded it,
+        `prefill_node` prefilled it, and its times run from its arrival at the prefill node
+        to the client's tokens. Its prefill phase writes nothing unless the request ended
+        there (the client went away): then a line with no latencies, naming the decode node
+        when it is known (llm-d's sidecar), else as a request of the prefill node alone."""
         assert self.requests_out is not None
         world = self.truth
+        node, prefill, arrival = seq.node, seq.prefilled_on, seq.arrival
+        measured = ok
+        if seq.prefill_phase:
+            if ok:
+                return
+            if seq.decode_node >= 0:
+                node, prefill = seq.decode_node, seq.node
+        elif prefill >= 0:
+            # The router's second call whose first this server did not hand off: its arrival
+            # is unknown, so are its latencies.
+            measured = ok and seq.origin is not None
+            arrival = seq.origin if seq.origin is not None else seq.arrival
         source = world.source_by_name.get(seq.source) if seq.source else None
         record = observation_record(
-            timestamp_ms=seq.arrival * 1000.0,
+            timestamp_ms=arrival * 1000.0,
             input_length=seq.prompt_tokens,
             output_length=seq.output,
             hash_ids=seq.hashes,
             source=seq.source,
             model=world.models[seq.model].name,
             slo=source.slo if source else None,
-            node=world.nodes[seq.node].name,
-            ttft_ms=seq.ttft_s * 1000.0 if ok else None,
-            e2e_ms=seq.e2e_s * 1000.0 if ok else None,
-            ok=ok,
+            node=world.nodes[node].name,
+            ttft_ms=(seq.arrival + seq.ttft_s - arrival) * 1000.0 if measured else None,
+            e2e_ms=(seq.arrival + seq.e2e_s - arrival) * 1000.0 if measured else None,
+            ok=measured,
             site=seq.site,
+            prefill_node=world.nodes[prefill].name if prefill >= 0 else None,
         )
         self.requests_out.write(observation_line(record))
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from optimizer.arrivals import draw_requests
 from optimizer.capacity import FleetCapacity, TokenMix, utilisation_of_load
 from optimizer.decide.registry import POLICY_NAMES, load_policy
 from optimizer.decide.scorers.base import Policy
@@ -27,7 +28,7 @@ from optimizer.rl.teacher import TEACHER_NAMES, get_teacher
 from optimizer.sim import TelemetryModel, simulate
 from optimizer.topology import Topology
 from optimizer.topology_files import load_topology
-from optimizer.traces import TraceRequest, draw_requests, load_trace
+from optimizer.traces import TraceRequest, load_trace
 
 Job = dict[str, Any]
 MapFn = Callable[[Sequence[Job]], list[dict[str, Any]]]

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from optimizer.arrivals import draw_requests
 from optimizer.capacity import FleetCapacity, TokenMix
 from optimizer.decide.request import BLOCK_TOKENS, PlacementRequest
 from optimizer.sim import ScheduledEvent
 from optimizer.topology import Topology
-from optimizer.traces import TraceRequest, draw_requests
+from optimizer.traces import TraceRequest
 
 # Synthetic document block ids start far above any shipped trace's ids (Mooncake's are < 1e6,
 # Azure's negative), and each document owns a range of this many ids.

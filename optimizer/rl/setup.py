@@ -9,6 +9,7 @@ from collections.abc import Callable
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import DummyVecEnv
 
+from optimizer.arrivals import draw_requests
 from optimizer.decide.registry import resolve_policy_dir
 from optimizer.decide.scorers.learned import load_trained_policy
 from optimizer.errors import InputFileError
@@ -23,7 +24,6 @@ from optimizer.rl.scenarios import ScenarioConfig
 from optimizer.rl.teacher import TEACHER_NAMES, get_teacher
 from optimizer.sim import Simulator
 from optimizer.topology import Topology
-from optimizer.traces import draw_requests
 
 
 def unservable(config: TrainConfig, path: str, detail: str) -> InputFileError:

@@ -13,10 +13,13 @@ is rejected. Sent to node N:
   a batch slot for its model (`max_batch * gpus` sequences) and KV room for its whole sequence
   (prompt + output tokens times the model's `kv_bytes_per_token`, reserved at admission, as
   schedulers that reserve the maximum length do; vLLM's growth and preemption are not
-  modelled). A head that cannot be admitted blocks those behind it.
+  modelled). A head that cannot be admitted blocks those behind it (`optimizer.sim.occupancy`).
 - Prefill: the uncached part of the prompt takes `tokens / (prefill_tokens_per_s * gpus)`
   and yields the first token. It runs between decode steps and stalls them (vLLM without
-  chunked prefill: waiting prefills go first), one request at a time.
+  chunked prefill: waiting prefills go first), one request at a time. With
+  `--chunked-prefill` (`optimizer.sim.interference`) a node that runs both phases instead
+  steps through a prefill in chunks of a token budget, each step also a decode round: the
+  prefill pays for the decodes beside it, and they go on while it runs.
 - Prefix cache: the leading blocks of the prompt's `hash_ids` found in N's LRU cache (keyed per
   model, within the KV room running sequences leave free) are not prefilled; after prefill,
   the prompt's blocks are cached.
@@ -40,7 +43,8 @@ as the live engine does (samples S seconds apart, delayed, plus the engine's own
 it sent since); the nodes above still run on the exact state. With `--stale-after S` nodes
 whose sample is older than S seconds are left out while fresh ones remain, and with
 `--breakers` per-node circuit breakers trip on this run's failures: the live engine's own
-filters (`optimizer.decide.filters`), run by the same pipeline. Both are off by default.
+filters (`optimizer.decide.filters`), run by the same pipeline (`optimizer.sim.placer`, the
+simulator's control plane; `optimizer.sim.engine` is its event loop). Both are off by default.
 With `--deciders K` (and telemetry), K deciders split the requests, each with its own live
 state unless `--shared-view` (`optimizer.sim.deciders`).
 
@@ -68,6 +72,7 @@ from optimizer.decide.request import PlacementRequest
 from optimizer.decide.scorers.base import Policy
 from optimizer.sim.deciders import Deciders
 from optimizer.sim.engine import SimResult, Simulator
+from optimizer.sim.interference import ChunkedPrefill
 from optimizer.sim.schedule import ScheduledEvent, load_schedule, parse_schedule
 from optimizer.sim.telemetry import TelemetryModel
 from optimizer.topology import Topology
@@ -85,6 +90,7 @@ def simulate(
     stale_after_s: float | None = None,
     deciders: Deciders | None = None,
     splitter: Splitter | None = None,
+    chunked_prefill: ChunkedPrefill | None = None,
     progress: bool = False,
     desc: str = "simulate",
 ) -> SimResult:
@@ -93,7 +99,8 @@ def simulate(
     `breakers` and `stale_after_s`, the live engine's breakers and staleness filter run too
     (`Simulator`); with `deciders`, several deciders place the requests, each with its own
     live state unless they share one (`optimizer.sim.deciders`); with `splitter`, the
-    pipeline's split stage may send a request's prefill and decode to two nodes."""
+    pipeline's split stage may send a request's prefill and decode to two nodes; with
+    `chunked_prefill`, nodes running both phases interleave them (`optimizer.sim.interference`)."""
     simulator = Simulator(
         topology,
         policy,
@@ -105,11 +112,13 @@ def simulate(
         stale_after_s=stale_after_s,
         deciders=deciders,
         splitter=splitter,
+        chunked_prefill=chunked_prefill,
     )
     return simulator.run(progress=progress, desc=desc)
 
 
 __all__ = [
+    "ChunkedPrefill",
     "Deciders",
     "ScheduledEvent",
     "SimResult",

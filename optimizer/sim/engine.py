@@ -1,4 +1,11 @@
-"""The discrete-event loop: arrivals are placed by a policy, nodes serve, operations interrupt."""
+"""The discrete-event loop: arrivals are placed by a policy, nodes serve, operations interrupt.
+
+This is the simulator's data plane: the event heap and its clock, each request's way over the
+network to its node (and its egress), the nodes (`optimizer.sim.node`), split requests' KV
+transfers (`optimizer.sim.split`), scheduled operations and telemetry scrapes. Whenever a
+request needs a node it asks the control plane, `optimizer.sim.placer.Placer` (the pipeline,
+what each decider sees, breakers, rejections), and tells it what was sent.
+"""
 
 from __future__ import annotations
 
@@ -12,20 +19,19 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from optimizer.decide.filters.breakers import BreakerBoard, BreakerConfig
-from optimizer.decide.framework import Filter, Splitter, Trip
-from optimizer.decide.pipeline import Pipeline
-from optimizer.decide.registry import get_filter
+from optimizer.decide.filters.breakers import BreakerConfig
+from optimizer.decide.framework import Splitter
 from optimizer.decide.request import PlacementRequest
 from optimizer.decide.scorers.base import Policy
 from optimizer.decide.state.candidates import Candidates
 from optimizer.decide.state.estimates import PROMPT_BYTES_PER_TOKEN
 from optimizer.decide.state.fleet import DYNAMIC_COLUMNS, STATE_CODES, Fleet
-from optimizer.decide.state.live import LiveState
 from optimizer.decide.state.prefix import PrefixIndex
 from optimizer.sim.deciders import Deciders
+from optimizer.sim.interference import ChunkedPrefill
 from optimizer.sim.node import SimNode
-from optimizer.sim.requests import REJECTED, RequestTable
+from optimizer.sim.placer import Placer
+from optimizer.sim.requests import RequestTable
 from optimizer.sim.schedule import ScheduledEvent
 from optimizer.sim.split import KV_ARRIVES as _KV
 from optimizer.sim.split import KvTransfers
@@ -66,6 +72,7 @@ class Simulator:
         stale_after_s: float | None = None,
         deciders: Deciders | None = None,
         splitter: Splitter | None = None,
+        chunked_prefill: ChunkedPrefill | None = None,
     ) -> None:
         """`telemetry`: policies see node state as the live engine does, through samples
         taken as that model says (`optimizer.sim.telemetry`); None: the exact state.
@@ -75,7 +82,9 @@ class Simulator:
         `deciders`: which of several deciders places each request, each with its own view
         unless shared (`optimizer.sim.deciders`; needs `telemetry`; None: one decider).
         `splitter`: the pipeline's split stage, which may send a request's prefill and decode
-        to two nodes (`optimizer.decide.pickers.split`; None: one node each)."""
+        to two nodes (`optimizer.decide.pickers.split`; None: one node each).
+        `chunked_prefill`: nodes that run both phases interleave them in steps with a token
+        budget (`optimizer.sim.interference`; None: a prefill runs alone, stalling decode)."""
         self.topology = topology
         self.policy = policy
         self.requests = requests
@@ -93,96 +102,58 @@ class Simulator:
         # Split requests' KV between their two nodes (its `handoff` is the nodes' callback).
         self.kv = KvTransfers(self.fleet, self.table, self.nodes, self.egress_bytes, self._push)
         fleet, dynamic, table, handoff = self.fleet, self.dynamic, self.table, self.kv.handoff
+        chunks: list[int | None] = (
+            list(chunked_prefill.node_budgets(topology))
+            if chunked_prefill is not None
+            else [None] * fleet.size
+        )
         self.nodes.extend(
-            SimNode(i, fleet, dynamic, self.prefix.cache_of(i), table, self._wake, handoff)
+            SimNode(
+                i, fleet, dynamic, self.prefix.cache_of(i), table, self._wake, handoff, chunks[i]
+            )
             for i in range(fleet.size)
         )
-        if deciders is not None and telemetry is None:
-            raise ValueError("several deciders need a telemetry model (--telemetry-interval)")
-        if deciders is not None and len(deciders.of) != len(requests):
-            raise ValueError(f"{len(deciders.of)} deciders assigned to {len(requests)} requests")
-        self.deciders = deciders
-        views = deciders.views if deciders is not None else 1
-        self.telemetry = telemetry.start(self.fleet, views) if telemetry is not None else None
-        self.breakers = BreakerBoard(breakers, clock=self._clock) if breakers else None
-        if self.breakers is not None:
-            self.table.on_outcome = self._outcome
+        self.placer = Placer(
+            fleet,
+            table,
+            policy,
+            (dynamic, self.prefix),
+            self._clock,
+            telemetry=telemetry,
+            breakers=breakers,
+            stale_after_s=stale_after_s,
+            deciders=deciders,
+            splitter=splitter,
+        )
+        # The control plane's parts the loop and its callers (the RL environment, tests) use.
+        self.deciders = self.placer.deciders
+        self.telemetry = self.placer.telemetry
+        self.breakers = self.placer.breakers
+        self.pipeline = self.placer.pipeline
+        self.reject_reasons = self.placer.reject_reasons
         self._stale_filter = stale_after_s is not None
-        self.pipeline = Pipeline(self._filters(stale_after_s), splitter=splitter)
         self._node_by_name = {n.name: n for n in self.nodes}
         self._site = [node.site for node in topology.nodes]
         self._events = list(events)
-        self.reject_reasons: Counter[str] = Counter()
         self.now = 0.0
         self.next_arrival = 0
 
     def _wake(self, at: float, node: int, version: int) -> None:
         heapq.heappush(self._heap, (at, next(self._seq), _WAKE, node, version))
 
-    def _filters(self, stale_after_s: float | None) -> list[Filter]:
-        """The live engine's filters this run models: the constraints always, the breakers
-        and staleness when asked for (a subset is a caller's, and the simulator has none)."""
-        filters = [get_filter("constraints")]
-        if self.breakers is not None:
-            filters.append(get_filter("breakers", board=self.breakers))
-        if stale_after_s is not None:
-            if self.telemetry is None:
-                raise ValueError("stale telemetry needs a telemetry model (--telemetry-interval)")
-            filters.append(get_filter("stale-telemetry", stale_after_s=stale_after_s))
-        return filters
-
     def _clock(self) -> float:
         return self.now
 
-    def _outcome(self, rid: int, ok: bool) -> None:
-        """A request's outcome on its node, for the breakers (served, or lost in a failure)."""
-        assert self.breakers is not None
-        self.breakers.record(self.fleet.names[self.table.node[rid]], ok)
-
-    def _live(self, rid: int) -> LiveState:
-        """The live state of the decider that places request `rid` (there is a telemetry model)."""
-        assert self.telemetry is not None
-        if self.deciders is None:
-            return self.telemetry.live
-        return self.telemetry.views[self.deciders.view_of(rid)]
-
-    def _state(self, rid: int) -> tuple[np.ndarray, PrefixIndex, LiveState | None]:
-        """What the policy placing `rid` sees: the exact state, or its decider's live state."""
-        if self.telemetry is not None:
-            live = self._live(rid)
-            return live.dynamic, live.prefix, live
-        return self.dynamic, self.prefix, None
-
     def place(self, rid: int, now: float) -> None:
         """Choose a node for request `rid` with the pipeline and send it there, or reject it."""
-        dynamic, prefix, live = self._state(rid)
-        choice = self.pipeline.decide(
-            self.fleet, self.requests[rid], dynamic, prefix, self.policy, 1, live=live, now=now
-        )
-        node = choice.node
-        if node is None:
-            self._reject(rid, choice.trip)
-        else:
-            self.send(rid, node, now, choice.prefill_node)
+        choice = self.placer.decide(rid, self.requests[rid], now)
+        if choice is not None:
+            self.send(rid, choice[0], now, choice[1])
 
     def candidates(self, rid: int) -> Candidates:
         """The nodes that may serve request `rid` as the policy sees them (the exact state,
         or the telemetry model's); when there are none the request is marked rejected."""
-        dynamic, prefix, live = self._state(rid)
-        candidates, trip = self.pipeline.candidates(
-            self.fleet, self.requests[rid], dynamic, prefix, live=live, now=self.now
-        )
-        if not len(candidates):
-            self._reject(rid, trip)
-        return candidates
-
-    def _reject(self, rid: int, trip: Trip) -> None:
-        table = self.table
-        table.status[rid] = REJECTED
-        reasons = sorted(set(trip.rejected().values()))
-        table.reject_reason[rid] = ",".join(reasons)
-        self.reject_reasons.update(reasons)
-        table.resolved.append(rid)
+        return self.placer.candidates(rid, self.requests[rid], self.now)
 
     def send(self, rid: int, node_index: int, now: float, prefill: int | None = None) -> None:
         """Send request `rid` to node `node_index` (one of its candidates), or, when
@@ -190,12 +161,7 @@ class Simulator:
         request = self.requests[rid]
         table = self.table
         node = self.nodes[node_index]
-        if self.telemetry is not None:
-            self._live(rid).sent(node_index, table.model[rid], request.prefix_hashes)
-            if prefill is not None:
-                self._live(rid).sent(prefill, table.model[rid], request.prefix_hashes)
-        if self.breakers is not None:
-            self.breakers.on_pick(node.name)
+        self.placer.sent(rid, request, node_index, prefill)
         if prefill is not None:
             self.kv.send(rid, node_index, prefill, now)
             return

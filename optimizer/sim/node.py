@@ -1,38 +1,38 @@
-"""One serving node in the simulator: FCFS queue, prefill, continuous-batching decode, KV, cache.
+"""One serving node in the simulator, in time: when its prefills and decode runs start and end.
 
 The node is a vLLM-style engine without chunked prefill: at each scheduling point it prefills
-the head of its queue if the head can be admitted (a batch slot for its model and KV room for
-its whole sequence), one request at a time, stalling decode; otherwise it runs decode rounds.
-A round advances every running sequence by one token and takes, per model in the batch,
-`decode_step_ms + decode_step_ms_per_seq * batch` (models on one node take turns, so a
-single-model node has exactly the docs/contracts.md §1 step). Between scheduling points the batch is
-fixed, so the node jumps straight to the round where the next sequence finishes; an arrival
-that could be admitted cuts the run at the end of the round in progress.
+the head of its queue if the head can be admitted (`optimizer.sim.occupancy`: a batch slot for
+its model and KV room for its whole sequence), one request at a time, stalling decode;
+otherwise it runs decode rounds. A round advances every running sequence by one token and
+takes, per model in the batch, `decode_step_ms + decode_step_ms_per_seq * batch` (models on
+one node take turns, so a single-model node has exactly the docs/contracts.md §1 step).
+Between scheduling points the batch is fixed, so the node jumps straight to the round where
+the next sequence finishes; an arrival that could be admitted cuts the run at the end of the
+round in progress.
 
-Split requests (issue #30): on its prefill node a split request reserves only its prompt's KV
-and, once prefilled, is handed off (`handoff`, the engine's) instead of decoding; the node
-keeps its KV until the engine says the transfer is done (`release`). On its decode node it
-arrives prefilled: admission reserves its whole sequence and takes no prefill time, its prompt
-blocks join the cache as after a prefill, and its first token comes at admission.
+With chunked prefill (`chunk`, `optimizer.sim.interference`) a prefill beside decoding sequences
+runs as steps that carry a chunk of it and one round of the batch; its run is planned up to
+the step where the next sequence finishes, then planned again, so runs stay whole jumps.
+
+Split requests (issue #30): on its prefill node a split request is handed off once prefilled
+(`handoff`, the engine's) instead of decoding, and its KV is freed when the engine says the
+transfer is done (`release`). On its decode node it arrives prefilled: its admission takes no
+prefill time and its first token comes at admission.
+
+What the node holds (queue, KV reservations, cache pins, the state policies read) is its
+base class's, `optimizer.sim.occupancy.NodeOccupancy`; this module keeps the clock, the
+run in progress and the dollar shares its steps charge.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections import deque
 from collections.abc import Callable
 from math import ceil
 
 import numpy as np
 
-from optimizer.decide.request import BLOCK_TOKENS
 from optimizer.decide.state.fleet import (
-    D_KV_USED,
-    D_QUEUE,
-    D_QUEUED_TOKENS,
-    D_RUNNING,
-    S_KV_CAPACITY,
-    S_MAX_BATCH,
     S_PREFILL_RATE,
     S_STEP_MS,
     S_STEP_MS_PER_SEQ,
@@ -40,27 +40,19 @@ from optimizer.decide.state.fleet import (
     Fleet,
 )
 from optimizer.decide.state.prefix import PrefixCache
+from optimizer.sim.interference import chunk_run
+from optimizer.sim.occupancy import NodeOccupancy
 from optimizer.sim.requests import RequestTable
 
 IDLE, PREFILL, DECODE = 0, 1, 2
 
 
-class SimNode:
-    """The simulated state of one node; `sync` publishes it to the fleet's dynamic columns
-    (`optimizer.decide.state.fleet`), which policies read."""
+class SimNode(NodeOccupancy):
+    """The simulated state of one node: what it holds (`NodeOccupancy`) and the prefill or
+    decode run it is in, woken by the engine when a planned run ends."""
 
     __slots__ = (
-        "index",
-        "name",
         "usd_per_s",
-        "capacity",
-        "reserved",
-        "state",
-        "waiting",
-        "in_flight",
-        "queued_tokens",
-        "running",
-        "batch",
         "decoding",
         "rounds",
         "phase",
@@ -71,20 +63,16 @@ class SimNode:
         "version",
         "busy_s",
         "share",
-        "models",
-        "_fleet",
-        "_dynamic",
-        "cache",
-        "max_batch",
         "prefill_rate",
         "step_s",
         "per_seq_s",
-        "block_bytes",
-        "_table",
         "_wake",
         "_handoff",
-        "handing",
-        "pinned",
+        "chunk",
+        "left",
+        "steps",
+        "run_tokens",
+        "fill",
     )
 
     def __init__(
@@ -96,44 +84,28 @@ class SimNode:
         table: RequestTable,
         wake: Callable[[float, int, int], None],
         handoff: Callable[[int, int, float], None] | None = None,
+        chunk: int | None = None,
     ) -> None:
         """Node `index` of `fleet`; `dynamic` is the fleet's dynamic columns, written by
-        `sync`; `cache` its prefix cache (of the simulator's `PrefixIndex`); `handoff(rid,
-        node, now)`: a split request's prefill ended here (None: no split is ever sent)."""
-        self.index = index
-        self.name = fleet.names[index]
-        self._fleet = fleet
-        self._dynamic = dynamic
-        self.models = [m for m in range(len(fleet.static)) if fleet.served[m][index]]
+        `sync`; `cache` its prefix cache (of the simulator's `PrefixIndex`); `wake(at, node,
+        version)` asks the engine to call `wake` at `at` unless `version` has moved on;
+        `handoff(rid, node, now)`: a split request's prefill ended here (None: no split is
+        ever sent); `chunk`: the token budget of a step with chunked prefill (None: a prefill
+        runs alone)."""
+        self._wake = wake
+        self._handoff = handoff
+        self.chunk = chunk
+        self.busy_s = 0.0
+        self.version = 0
+        super().__init__(index, fleet, dynamic, cache, table)
         rows = {m: fleet.static[m][index].tolist() for m in self.models}
-        first = fleet.static[0][index]
-        self.usd_per_s = float(first[S_USD_PER_HOUR]) / 3600.0
-        self.capacity = int(first[S_KV_CAPACITY])
-        self.max_batch = {m: int(r[S_MAX_BATCH]) for m, r in rows.items()}
+        self.usd_per_s = float(fleet.static[0][index][S_USD_PER_HOUR]) / 3600.0
         self.prefill_rate = {m: r[S_PREFILL_RATE] for m, r in rows.items()}
         self.step_s = {m: r[S_STEP_MS] / 1000.0 for m, r in rows.items()}
         self.per_seq_s = {m: r[S_STEP_MS_PER_SEQ] / 1000.0 for m, r in rows.items()}
-        self.block_bytes = {m: BLOCK_TOKENS * fleet.kv_per_token[m] for m in self.models}
-        self.state = fleet.topology.nodes[index].state
-        self._table = table
-        self._wake = wake
-        self._handoff = handoff
-        self.cache = cache
-        self.busy_s = 0.0
-        self.version = 0
-        # Requests placed here still crossing the network, and the prompt tokens of those plus
-        # the queued ones; both survive a failure (the engine re-places late arrivals).
-        self.in_flight = 0
-        self.queued_tokens = 0
-        self._reset()
 
     def _reset(self) -> None:
-        self.reserved = 0
-        self.pinned: dict[int, int] = {}  # request -> leading blocks of its prompt it pins
-        self.handing: set[int] = set()  # prefilled split requests whose KV is being sent
-        self.waiting: deque[int] = deque()
-        self.running = 0  # admitted sequences, prefilling or decoding
-        self.batch = {m: 0 for m in self.models}  # decoding sequences per model
+        super()._reset()
         self.decoding: list[tuple[int, int]] = []  # (finish round, request) heap
         self.rounds = 0
         self.phase = IDLE
@@ -141,20 +113,14 @@ class SimNode:
         self.round_s = 0.0
         self.planned = 0
         self.current = -1
+        self.left = 0.0  # the current prefill's tokens still to compute
+        self.steps = 0  # decode rounds the planned prefill run carries (chunked prefill)
+        self.run_tokens = 0.0  # prefill tokens the planned run computes
+        self.fill = 0.0  # prefill tokens in the step still open (chunked prefill)
         # Running dollar share per sequence of each model since the start (docs/contracts.md §1: a
         # sequence pays 1/batch of each step it takes part in); a sequence pays the difference
         # between its finish and its start.
         self.share = {m: 0.0 for m in self.models}
-        self.cache.clear()
-
-    def sync(self) -> None:
-        """Publish the dynamic state to the fleet's columns policies read."""
-        row = self._dynamic[self.index]
-        row[D_QUEUE] = len(self.waiting) + self.in_flight
-        row[D_RUNNING] = self.running
-        row[D_KV_USED] = self.reserved
-        row[D_QUEUED_TOKENS] = self.queued_tokens
-        self._fleet.set_state(self.index, self.state)
 
     # -- arrivals ----------------------------------------------------------------------------
     def arrive(self, rid: int, now: float) -> None:
@@ -173,23 +139,13 @@ class SimNode:
                 self._wake(self.phase_start + done * self.round_s, self.index, self.version)
         self.sync()
 
-    def _need(self, rid: int) -> int:
-        """KV bytes `rid` reserves here: its prompt's on its prefill node, else its sequence's."""
-        t = self._table
-        return t.kv_prompt[rid] if t.prefill_node[rid] == self.index else t.kv_need[rid]
-
-    def _admissible(self, rid: int) -> bool:
-        m = self._table.model[rid]
-        return (
-            self.batch[m] < self.max_batch[m] and self.reserved + self._need(rid) <= self.capacity
-        )
-
     # -- the engine loop -----------------------------------------------------------------------
     def schedule(self, now: float) -> None:
         """At a scheduling point: prefill the queue head if admissible, else decode, else idle."""
         if self.waiting and self._admissible(self.waiting[0]):
             self._start_prefill(self.waiting.popleft(), now)
         elif self.decoding:
+            self.fill = 0.0  # the run's first round closes a step a prefill left open
             self.round_s = sum(
                 self.step_s[m] + self.per_seq_s[m] * b for m, b in self.batch.items() if b
             )
@@ -198,29 +154,41 @@ class SimNode:
             self.version += 1
             self._wake(now + self.planned * self.round_s, self.index, self.version)
         else:
+            self.fill = 0.0
             self.phase = IDLE
 
     def _start_prefill(self, rid: int, now: float) -> None:
-        t = self._table
-        m = t.model[rid]
-        hashes = t.hashes[rid]
-        matched = self.cache.match(m, hashes)
-        self.cache.use(m, hashes, matched)
-        self.cache.pin(m, hashes, 0, matched)  # read by this prefill: not evictable under it
-        self.pinned[rid] = matched
-        prompt = t.prompt[rid]
-        if t.prefilled[rid]:  # its KV came from its prefill node: nothing left to compute
-            duration = 0.0
-        else:
-            cached = min(matched * BLOCK_TOKENS, prompt)
-            t.cached[rid] = cached
-            duration = (prompt - cached) / self.prefill_rate[m]
-            self.queued_tokens -= prompt
-        self.reserved += self._need(rid)
-        self.running += 1
-        self.cache.shrink(self.capacity - self.reserved)
-        t.cost[rid] += self.usd_per_s * duration
+        self.left = self._admit(rid)
         self.current = rid
+        self._plan_prefill(now)
+
+    def _plan_prefill(self, now: float) -> None:
+        """Plan the current prefill's next run: all of it at once, or, with chunked prefill
+        beside decoding sequences, up to its end or to the step where the next sequence
+        finishes (`optimizer.sim.interference`). A step closes, with a decode round, every
+        `chunk - batch` prefill tokens; a prefill that ends inside a step leaves it open
+        (`fill` tokens) for the next prefill to fill, as vLLM packs several prompts into one
+        step's budget, and a decode run's first round closes it otherwise."""
+        m = self._table.model[self.current]
+        rate = self.prefill_rate[m]
+        batch = sum(self.batch.values()) if self.chunk is not None and self.left else 0
+        if batch:
+            assert self.chunk is not None
+            # Steps until the next sequence finishes end the run, or the prefill's end does.
+            due = self.decoding[0][0] - self.rounds
+            self.steps, self.run_tokens, self.fill = chunk_run(
+                self.left, self.fill, self.chunk - batch, due
+            )
+            self.round_s = sum(
+                self.step_s[k] + self.per_seq_s[k] * b for k, b in self.batch.items() if b
+            )
+            duration = self.run_tokens / rate + self.steps * self.round_s
+        else:
+            if self.left:
+                self.fill = 0.0  # nothing decodes: no step is open
+            self.steps, self.run_tokens = 0, self.left
+            duration = self.left / rate
+        self._table.cost[self.current] += self.usd_per_s * (self.run_tokens / rate)
         self.phase, self.phase_start = PREFILL, now
         self.version += 1
         self._wake(now + duration, self.index, self.version)
@@ -229,17 +197,17 @@ class SimNode:
         """The planned prefill or decode run ended: account for it, then schedule on."""
         t = self._table
         if self.phase == PREFILL:
+            self.busy_s += now - self.phase_start
+            if self.steps:  # the run's steps carried decode rounds too
+                self._rounds_done(self.steps, now)
+            self.left -= self.run_tokens
+            if self.left > 0:
+                self._plan_prefill(now)
+                self.sync()
+                return
             rid = self.current
             self.current = -1
-            self.busy_s += now - self.phase_start
-            m = t.model[rid]
-            # The prompt's blocks join the cache pinned: they are this sequence's own KV (its
-            # reservation holds them) until it finishes, then stay cached while room lasts.
-            hashes = t.hashes[rid]
-            self.cache.add(m, hashes, self.block_bytes[m])
-            self.cache.pin(m, hashes, self.pinned[rid], len(hashes))
-            self.pinned[rid] = len(hashes)
-            self.cache.shrink(self.capacity - self.reserved)
+            self._cache_prompt(rid)
             if t.prefill_node[rid] == self.index:  # split: its decode node takes it on
                 self.handing.add(rid)
                 assert self._handoff is not None
@@ -249,49 +217,44 @@ class SimNode:
                 if t.output[rid] <= 1:
                     self._finish(rid, now)
                 else:
+                    m = t.model[rid]
                     heapq.heappush(self.decoding, (self.rounds + t.output[rid] - 1, rid))
                     self.batch[m] += 1
                     t.share_start[rid] = self.share[m]
         elif self.phase == DECODE:
-            k = self.planned
-            self.rounds += k
-            self.busy_s += k * self.round_s
-            for m, b in self.batch.items():
-                if b:
-                    self.share[m] += (
-                        k * self.usd_per_s * (self.step_s[m] + self.per_seq_s[m] * b) / b
-                    )
-            decoding = self.decoding
-            while decoding and decoding[0][0] <= self.rounds:
-                rid = heapq.heappop(decoding)[1]
-                m = t.model[rid]
-                self.batch[m] -= 1
-                t.cost[rid] += self.share[m] - t.share_start[rid]
-                self._finish(rid, now)
+            self.busy_s += self.planned * self.round_s
+            self._rounds_done(self.planned, now)
         self.schedule(now)
         self.sync()
+
+    def _rounds_done(self, k: int, now: float) -> None:
+        """`k` decode rounds of the current batch ended at `now`: their cost shares, and the
+        sequences they finished."""
+        t = self._table
+        self.rounds += k
+        for m, b in self.batch.items():
+            if b:
+                self.share[m] += k * self.usd_per_s * (self.step_s[m] + self.per_seq_s[m] * b) / b
+        decoding = self.decoding
+        while decoding and decoding[0][0] <= self.rounds:
+            rid = heapq.heappop(decoding)[1]
+            m = t.model[rid]
+            self.batch[m] -= 1
+            t.cost[rid] += self.share[m] - t.share_start[rid]
+            self._finish(rid, now)
 
     def release(self, rid: int, now: float) -> None:
         """A split request's KV reached its decode node: free its prompt's KV here (its blocks
         stay cached while room lasts) and, when idle, schedule on (a decode run in progress
         is not cut short for the queue head this may let in: it is admitted at the run's end)."""
         self.handing.discard(rid)
-        t = self._table
-        pinned = self.pinned.pop(rid, 0)
-        if pinned:
-            self.cache.unpin(t.model[rid], t.hashes[rid], pinned)
-        self.reserved -= t.kv_prompt[rid]
-        self.running -= 1
+        self._unreserve(rid, self._table.kv_prompt[rid])
         if self.phase == IDLE:
             self.schedule(now)
         self.sync()
 
     def _finish(self, rid: int, now: float) -> None:
-        pinned = self.pinned.pop(rid, 0)
-        if pinned:
-            self.cache.unpin(self._table.model[rid], self._table.hashes[rid], pinned)
-        self.reserved -= self._table.kv_need[rid]
-        self.running -= 1
+        self._unreserve(rid, self._table.kv_need[rid])
         self._table.finish(rid, now)
 
     # -- operations ------------------------------------------------------------------------------
@@ -305,11 +268,5 @@ class SimNode:
             lost.append(self.current)
         for rid in lost:
             self._table.fail(rid)
-        self.handing.clear()  # their KV is lost with the node (the engine re-places them)
-        requeue = list(self.waiting)
-        self.queued_tokens -= sum(self._table.prompt[rid] for rid in requeue)
-        self.version += 1
-        self._reset()
-        self.state = "down"
-        self.sync()
-        return requeue
+        self.version += 1  # the run in progress never ends
+        return self._go_down()

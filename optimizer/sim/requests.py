@@ -39,7 +39,7 @@ class RequestTable:
         self.kv_prompt = [r.prompt_tokens * kv_bytes_per_token[r.model] for r in requests]
         self.node = [-1] * n  # the answering node (a split request's decode node)
         # A split request's prefill node (-1: not split), and whether its KV has reached the
-        # decode node (which then admits it without prefilling: `optimizer.sim.node`).
+        # decode node (which then admits it without prefilling: `optimizer.sim.occupancy`).
         self.prefill_node = [-1] * n
         self.prefilled = [False] * n
         # When a split request's prefill ended and its KV left (the twin's replay reads it to

@@ -22,6 +22,11 @@ Figures, per process count:
   it, the router's parse + decide time `locus_router_overhead_seconds` from `/metrics`
   (`PROMETHEUS_MULTIPROC_DIR`: every process's series summed), interpolated within its
   buckets as Prometheus' `histogram_quantile` does;
+- of the same decisions, the thread CPU time and the wait for the engine's lock
+  (`locus_decision_cpu_seconds`, `locus_decision_lock_wait_seconds`, interpolated): wall time
+  minus CPU time is time the deciding thread was ready but not running (another of its
+  process's threads held the GIL, or the cores were busy), the lock wait what snapshot
+  installs and the view's merges cost it;
 - the shared view's staleness: `locus_shared_view_lag_seconds` (p50/p99, interpolated),
   `locus_shared_view_merged_total` and `locus_shared_view_up` at the end of the replay;
 - the routers' CPU seconds (their process trees, /proc), the scraper's apart, and the load
@@ -170,6 +175,8 @@ def one_run(
         "decisions": db["decisions"],
         "decision_us": db["latency_us"],
         "nodes": db["nodes"],
+        "decision_cpu_us": histogram(metrics, "locus_decision_cpu_seconds", scale=1e6),
+        "lock_wait_us": histogram(metrics, "locus_decision_lock_wait_seconds", scale=1e6),
         "router_overhead_ms": histogram(metrics, "locus_router_overhead_seconds", scale=1000),
         "shared_view_lag_ms": histogram(metrics, "locus_shared_view_lag_seconds", scale=1000),
         "shared_view_merged": metric_value(metrics, "locus_shared_view_merged_total"),
@@ -215,15 +222,18 @@ def _label(run: dict[str, Any]) -> str:
 
 def print_table(report: dict[str, Any]) -> None:
     head = ("processes", "outcomes", "SLO att.", "Δ pt", "decision p50/p99 µs", "p99 ratio",
-            "router p99 ms", "view lag p50/p99 ms", "merged", "router CPU s")  # fmt: skip
+            "CPU p50/p99 µs", "lock wait p99 µs", "router p99 ms", "view lag p50/p99 ms",
+            "merged", "router CPU s")  # fmt: skip
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
     base = report["runs"][0]
     for run in report["runs"]:
         d, lag = run["decision_us"], run["shared_view_lag_ms"]
+        cpu, wait = run["decision_cpu_us"], run["lock_wait_us"]
         cells = (
             _label(run), run["outcomes"], f"{run['slo_attainment']:.2%}",
             f"{(run['slo_attainment'] - base['slo_attainment']) * 100:+.2f}",
             f"{d['p50']:.0f} / {d['p99']:.0f}", f"{d['p99'] / base['decision_us']['p99']:.2f}",
+            f"{cpu['p50']:.0f} / {cpu['p99']:.0f}", f"{wait['p99']:.0f}",
             f"{run['router_overhead_ms']['p99']:.2f}",
             f"{lag['p50']:.1f} / {lag['p99']:.1f}" if lag["count"] else "-",
             f"{run['shared_view_merged']:.0f}", run["router_cpu_s"],

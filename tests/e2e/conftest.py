@@ -134,6 +134,7 @@ def _wait_until_serving(url: str, server: subprocess.Popen[bytes], log: Path) ->
 class Console:
     url: str
     var: Path
+    env: dict[str, str]  # the server's environment: a subprocess with it reaches its database
 
 
 @pytest.fixture(scope="session")
@@ -181,7 +182,7 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_until_serving(f"{url}/accounts/login/", server, log)
-        yield Console(url, var)
+        yield Console(url, var, env)
     finally:
         server.terminate()
         try:

@@ -1,11 +1,14 @@
 """The Twin page in a real browser: recorded traffic calibrated by an operator, the fidelity
 and the predicted-against-observed plot shown, the proposal applied with a reason and audited,
-a proposal that does not improve the held-out errors applied only with the override, and a
-viewer who may only look."""
+a proposal that does not improve the held-out errors applied only with the override, a
+proposal's link bandwidth shown and applied to the inventory's link, and a viewer who may only
+look."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from datetime import datetime
 from pathlib import Path
@@ -14,13 +17,14 @@ import pytest
 import yaml
 from playwright.sync_api import expect
 
+from optimizer.arrivals import draw_requests
 from optimizer.calibration.replay import all_active, predicted, replay
 from optimizer.observations import load_observations
 from optimizer.topology import Topology
 from optimizer.topology_files import load_topology, parse_topology
-from optimizer.traces import draw_requests, load_trace
-from tests.conftest import CONTRACT_EXAMPLE, TRACES
-from tests.e2e.conftest import api_call, sign_in
+from optimizer.traces import load_trace
+from tests.conftest import CONTRACT_EXAMPLE, REPO, TRACES
+from tests.e2e.conftest import Console, api_call, sign_in
 
 pytestmark = pytest.mark.e2e
 
@@ -159,3 +163,99 @@ def test_a_viewer_sees_the_twin_but_no_controls(page) -> None:  # type: ignore[n
     expect(page.get_by_role("heading", name="Twin")).to_be_visible()
     expect(page.get_by_role("button", name="Start calibration")).to_have_count(0)
     expect(page.get_by_role("button", name="Apply to inventory")).to_have_count(0)
+
+
+# A succeeded run whose report says the muc-edge–fra-core link carries 4.99 Gb/s, not its
+# nominal 10, and that too few transfers crossed fra-core–use-cloud to tell. Written straight
+# into the server's database: the example fleet has no prefill or decode nodes, so no traffic
+# through it is split (the API test with real split traffic is
+# tests/console/twin/test_link_proposal.py); this test is about the page.
+_LINK_RUN = """
+from datetime import UTC, datetime, timedelta
+
+import django
+django.setup()
+from console.twin.models import CalibrationRun
+
+def bandwidth(fitted, interval, samples, status):
+    return {"nominal": 10.0 if fitted < 10 else fitted, "fitted": fitted, "interval": interval,
+            "samples": samples, "status": status}
+
+errors = {"ttft": {"median_abs_rel_error": 0.4, "p95_abs_rel_error": 0.6},
+          "e2e": {"median_abs_rel_error": 0.01, "p95_abs_rel_error": 0.02}}
+better = {"ttft": {"median_abs_rel_error": 0.01, "p95_abs_rel_error": 0.02},
+          "e2e": {"median_abs_rel_error": 0.01, "p95_abs_rel_error": 0.02}}
+rtt = {"nominal": 9.0, "fitted": 9.0, "interval": None, "samples": 300}
+now = datetime.now(UTC)
+run = CalibrationRun.objects.create(
+    since=now - timedelta(hours=1), until=now, min_samples=50, status="succeeded",
+    proposal="pending", requested_by_name="system", observations=600,
+    report={"profiles": [], "fidelity": {"before": errors, "after": better},
+            "verdict": {"verdict": "improved", "reason": "every held-out error is lower",
+                        "worse": [], "held_out": 150},
+            "links": [
+                {"a": "muc-edge", "b": "fra-core", "status": "not_fitted", "samples": 300,
+                 "values": {"rtt_ms": rtt,
+                            "bandwidth_gbps": bandwidth(4.99, [4.98, 5.0], 302, "fitted")}},
+                {"a": "fra-core", "b": "use-cloud", "status": "not_fitted", "samples": 20,
+                 "values": {"rtt_ms": {**rtt, "nominal": 88.0, "fitted": 88.0},
+                            "bandwidth_gbps": bandwidth(100.0, None, 12, "insufficient_data")}},
+            ]},
+)
+print(run.pk)
+"""
+
+# Put the link back as the example fleet has it, through save() so the revision moves.
+_RESTORE = """
+import django
+django.setup()
+from console.inventory.models import Link
+
+for link in Link.objects.filter(site_a__name__in=("muc-edge", "fra-core"),
+                                site_b__name__in=("muc-edge", "fra-core")):
+    link.bandwidth_gbps = 10.0
+    link.save(update_fields=["bandwidth_gbps"])
+"""
+
+
+def _server_python(console: Console, code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=console.env, check=True,
+        capture_output=True, text=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def _muc_fra_gbps(page) -> float:  # type: ignore[no-untyped-def]
+    links = page.request.get("/api/v1/topology").json()["links"]
+    (gbps,) = [
+        lk["bandwidth_gbps"] for lk in links if {lk["a"], lk["b"]} == {"muc-edge", "fra-core"}
+    ]
+    return float(gbps)
+
+
+def test_a_proposal_shows_and_applies_a_link_bandwidth(  # type: ignore[no-untyped-def]
+    page, console: Console
+) -> None:
+    run_id = int(_server_python(console, _LINK_RUN))
+    try:
+        sign_in(page, "otto")
+        assert _muc_fra_gbps(page) == 10.0
+        page.goto(f"/twin?run={run_id}")
+        detail = page.get_by_test_id("calibration-detail")
+        links = detail.get_by_test_id("links")
+        fitted = links.locator("tr[data-link='muc-edge–fra-core']")
+        expect(fitted).to_contain_text("10.0 → 4.99")
+        expect(fitted).to_contain_text("302")
+        kept = links.locator("tr[data-link='fra-core–use-cloud']")
+        expect(kept).to_contain_text("too few transfers: kept")
+        proposal = detail.get_by_test_id("proposal")
+        expect(proposal).to_contain_text("0 profile values, 1 link bandwidths")
+        detail.get_by_label("Reason").fill("the edge link runs at half its rate")
+        detail.get_by_role("button", name="Apply to inventory").click()
+        expect(detail.get_by_test_id("audit")).to_contain_text(
+            "by otto: the edge link runs at half its rate"
+        )
+        assert _muc_fra_gbps(page) == 4.99
+    finally:
+        _server_python(console, _RESTORE)

@@ -8,7 +8,9 @@ from typing import Any
 
 import yaml
 
+from optimizer.decide.registry import get_policy
 from optimizer.decide.request import PlacementRequest, placement_request
+from optimizer.sim import SimResult, simulate
 from optimizer.topology import Topology
 from optimizer.topology_files import parse_topology
 
@@ -168,3 +170,37 @@ def pd_topology(
     nodes = [n for n in PD_NODES if keep_nodes is None or n["name"] in keep_nodes]
     model = {"name": "m1", "memory_gib": 16, "kv_bytes_per_token": kv_bytes_per_token}
     return tiny_topology(nodes=nodes, models=[model])
+
+
+# A node with room for exactly four 512-token blocks of KV (2 GiB at 1 MiB a token), 1000
+# prefill tokens/s, decode 10 ms + 1 ms per sequence; the audit that found two deviations of
+# the simulator (tests in tests/optimizer/test_sim_timing.py and sim/test_occupancy.py)
+# computed these by hand.
+FOUR_BLOCKS = """
+version: 1
+sites: [{name: s1, tier: edge, region: r, jurisdiction: EU}]
+accelerators: [{name: acc, memory_gib: 4}]
+models: [{name: m, memory_gib: 2, kv_bytes_per_token: 1048576}]
+profiles: [{model: m, accelerator: acc, prefill_tokens_per_s: 1000, decode_step_ms: 10,
+            decode_step_ms_per_seq: 1, max_batch: 2}]
+nodes: [{name: n1, site: s1, accelerator: acc, gpus: 1, usd_per_hour: 3.6, models: [m]}]
+"""
+
+
+def four_block_run(specs: list[tuple[float, int, int, tuple[int, ...]]]) -> SimResult:
+    """`simulate` least-loaded on `FOUR_BLOCKS`: one request per (arrival s, prompt tokens,
+    output tokens, prefix hashes)."""
+    topo = parse_topology(FOUR_BLOCKS)
+    reqs = [
+        placement_request(
+            topo,
+            model="m",
+            source_site="s1",
+            slo=None,
+            prompt_tokens=prompt,
+            max_output_tokens=output,
+            prefix_hashes=hashes,
+        )
+        for _, prompt, output, hashes in specs
+    ]
+    return simulate(topo, get_policy("least-loaded", topo), reqs, [at for at, *_ in specs])

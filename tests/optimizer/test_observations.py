@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from optimizer.arrivals import draw_requests
 from optimizer.cli import main
 from optimizer.observations import load_observations
 from optimizer.topology_files import load_topology
-from optimizer.traces import draw_requests, load_trace
+from optimizer.traces import load_trace
 from tests.optimizer.fleets import AZURE, FLEET_DEMO, MOONCAKE
 
 FIELDS = [

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from optimizer.arrivals import draw_requests
 from optimizer.cli import main
 from optimizer.topology import MAX_SHARE
 from optimizer.topology_files import load_topology
-from optimizer.traces import draw_requests, load_trace
+from optimizer.traces import load_trace
 from tests.conftest import CONTRACT_EXAMPLE, TRACES
 
 

@@ -7,7 +7,7 @@ import pytest
 from optimizer.decide.registry import get_policy
 from optimizer.sim import simulate
 from optimizer.sim.requests import SERVED
-from tests.optimizer.fleets import request, tiny_topology
+from tests.optimizer.fleets import four_block_run, request, tiny_topology
 
 # One request from a-edge to core-l (b-core): RTT 10 ms, 1 Gbit/s link, 10k prefill tok/s,
 # decode step 10 ms + 1 ms per sequence.
@@ -90,65 +90,12 @@ def test_arrival_during_decode_waits_for_the_step_in_progress() -> None:
     assert result.table.ttft[1] == pytest.approx(step_end + 200 / 2000 + 0.00025 - sent)
 
 
-def test_batch_limit_queues_the_third_sequence() -> None:
-    topo = tiny_topology(keep_nodes=("edge-s",))  # max_batch 2
-    reqs = [request(topo, prompt=100, output=51) for _ in range(3)]
-    result = simulate(topo, get_policy("round-robin", topo), reqs, [0.0, 0.0, 0.0])
-    t = result.table
-    # The third prefill waits for a decode slot: it starts after the first two finish.
-    assert t.ttft[2] > min(t.e2e[0], t.e2e[1])
-
-
 def test_request_longer_than_any_kv_room_is_rejected() -> None:
     topo = tiny_topology(keep_nodes=("edge-s",))  # 8 GiB of KV at 1 kB a token
     huge = request(topo, prompt=9_000_000, output=1)
     result = simulate(topo, get_policy("round-robin", topo), [huge], [0.0])
     assert result.table.status[0] != SERVED
     assert result.reject_reasons["no_kv_room"] == 1
-
-
-# A node with room for exactly four 512-token blocks of KV (2 GiB at 1 MiB a token), 1000
-# prefill tokens/s, decode 10 ms + 1 ms per sequence; the audit that found the two deviations
-# below computed these by hand.
-FOUR_BLOCKS = """
-version: 1
-sites: [{name: s1, tier: edge, region: r, jurisdiction: EU}]
-accelerators: [{name: acc, memory_gib: 4}]
-models: [{name: m, memory_gib: 2, kv_bytes_per_token: 1048576}]
-profiles: [{model: m, accelerator: acc, prefill_tokens_per_s: 1000, decode_step_ms: 10,
-            decode_step_ms_per_seq: 1, max_batch: 2}]
-nodes: [{name: n1, site: s1, accelerator: acc, gpus: 1, usd_per_hour: 3.6, models: [m]}]
-"""
-
-
-def _four_block_run(specs: list[tuple[float, int, int, tuple[int, ...]]]) -> object:
-    from optimizer.decide.request import placement_request
-    from optimizer.topology_files import parse_topology
-
-    topo = parse_topology(FOUR_BLOCKS)
-    reqs = [
-        placement_request(
-            topo,
-            model="m",
-            source_site="s1",
-            slo=None,
-            prompt_tokens=prompt,
-            max_output_tokens=output,
-            prefix_hashes=hashes,
-        )
-        for _, prompt, output, hashes in specs
-    ]
-    return simulate(topo, get_policy("least-loaded", topo), reqs, [at for at, *_ in specs])
-
-
-def test_the_prefix_cache_keeps_what_fits_beside_the_running_sequence() -> None:
-    """Blocks 1 and 2 stay cached while request 3 runs (3 blocks + 1 token of 4 blocks), so
-    request 4 finds block 1. The running sequence's own prompt blocks count once, not both as
-    its reservation and as cache (they did, and block 1 was evicted)."""
-    result = _four_block_run(
-        [(0.0, 512, 1, (1,)), (2.0, 512, 1, (2,)), (4.0, 512, 1, (3,)), (6.0, 512, 1, (1,))]
-    )
-    assert list(result.table.cached) == [0, 0, 0, 512]  # type: ignore[attr-defined]
 
 
 def test_blocks_a_running_sequence_reads_are_never_evicted_under_it() -> None:
@@ -168,7 +115,7 @@ def test_blocks_a_running_sequence_reads_are_never_evicted_under_it() -> None:
 def test_an_arrival_as_a_decode_run_starts_is_prefilled_first() -> None:
     """B arrives the instant A's prefill ends and A's decode run begins: waiting prefills go
     first, so B waits no decode round (it waited one)."""
-    result = _four_block_run([(0.0, 1000, 11, (1, 2)), (1.0, 100, 3, (9,))])
+    result = four_block_run([(0.0, 1000, 11, (1, 2)), (1.0, 100, 3, (9,))])
     # A: 0.5 ms intra-site RTT + 1 s prefill; B reaches the node at 1.0005 s, as A's prefill
     # ends, and is prefilled at once: 0.1 s.
-    assert result.table.ttft[1] == pytest.approx(0.0005 + 0.1)  # type: ignore[attr-defined]
+    assert result.table.ttft[1] == pytest.approx(0.0005 + 0.1)

@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 
 from optimizer.errors import InputFileError
-from optimizer.topology_files import load_topology
-from optimizer.traces import draw_requests, load_trace
-from tests.optimizer.fleets import AZURE, FLEET_DEMO, MOONCAKE
+from optimizer.traces import load_trace
+from tests.optimizer.fleets import AZURE, MOONCAKE
 
 
 def test_mooncake_trace_loads_with_prefix_blocks() -> None:
@@ -67,18 +66,6 @@ def test_unknown_extension_is_refused(tmp_path: Path) -> None:
     path.write_text("x")
     with pytest.raises(InputFileError, match="unknown trace format"):
         load_trace(path)
-
-
-def test_sources_and_models_are_drawn_by_share_with_the_seed() -> None:
-    topo = load_topology(FLEET_DEMO)
-    trace = load_trace(AZURE, limit=2000)
-    a = draw_requests(trace, topo, seed=5)
-    assert a == draw_requests(trace, topo, seed=5)
-    assert a != draw_requests(trace, topo, seed=6)
-    share = sum(r.model == "llama-3.1-8b" for r in a) / len(a)
-    assert share == pytest.approx(0.55, abs=0.05)
-    eu = [r for r in a if r.slo == "interactive-eu"]
-    assert eu and all(r.residency == "EU" for r in eu)
 
 
 def test_azure_2024_timestamps_with_a_zone_load(tmp_path: Path) -> None:

@@ -141,4 +141,14 @@ def test_live_deciders_compares_each_run_with_its_reports_first() -> None:
     assert [r[1] for r in rows] == ["1", "4", "4 (own views)"]
     assert [r[4] for r in rows] == ["+0.00 pt", "+0.50 pt", "-0.50 pt"]
     assert [r[6] for r in rows] == ["1.00", "1.50", "1.10"]
-    assert [r[8] for r in rows] == ["–", "8.0 / 40.0", "–"]
+    assert [r[9] for r in rows] == ["–", "8.0 / 40.0", "–"]
+
+
+def test_live_deciders_gives_the_decisions_cpu_time_where_the_report_has_it() -> None:
+    measured = _live_run(4, True, 0.98, 15_000.0) | {
+        "decision_cpu_us": {"count": 900, "p50": 650.0, "p99": 1_420.0}
+    }
+    runs = [_live_run(1, True, 0.98, 10_000.0), measured]  # the first from an older report
+    data = {"minutes": 5.0, "requests_per_s": 5.04, "runs": runs}
+    rows = _cells(live_deciders([Report("r", data)]).split("\n\n")[0])
+    assert [r[7] for r in rows] == ["–", "650 / 1,420"]

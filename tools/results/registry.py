@@ -14,6 +14,7 @@ from tools.results.registry_serving import TABLES as SERVING_TABLES
 from tools.results.render import calibration, comparison, deciders
 from tools.results.routers import routers
 from tools.results.trust_region import trust_region
+from tools.results.twin import twin_suite
 
 PAGES: tuple[Page, ...] = (
     Page(
@@ -235,6 +236,30 @@ mkdir -p var/results docs/results/reports/calibration-known-truth
         render=calibration,
     ),
     Table(
+        slug="twin-suite",
+        page="twin",
+        title="The twin on the held-out suite's fleets",
+        about=(
+            "Each fleet of the held-out suite (`optimizer/topologies/heldout/`) with three "
+            "truths, seeded draws (26, 27, 28): every profile value's time x U(0.75, 1.3), a "
+            "quarter of them left at 1. Each truth serves the first 2,500 requests of one trace "
+            "per fleet (Mooncake for llmd-h100-pool, mooncake-long-context and sovereign-eu-us; "
+            "the Azure conversation trace for gpu-poor-regional and retail-edge) at 0.6 and 1.5 "
+            "of the "
+            "nominal fleet's capacity, spread (least-loaded) or concentrated (weighted-score, "
+            "which piles onto the fast nodes), 10 s telemetry; `calibrate` starts from the "
+            "nominal fleet. Nothing in the calibration was tuned on this suite, but one rule "
+            "came from it: the minimum of queue-free TTFT rows a prefill rate needs (docs/"
+            "twin.md, step 6) was added after this suite found rates fitted from none, so "
+            "these figures no longer judge that rule blind."
+        ),
+        script="""\
+mkdir -p docs/results/reports/twin-suite
+nice .venv/bin/python -m tools.twin_suite --utilisations 0.6,1.5 --limit 2500 \\
+  --truth-seeds 26,27,28 --out docs/results/reports/twin-suite/grid.json""",
+        render=twin_suite,
+    ),
+    Table(
         slug="deciders",
         page="deciders",
         title="K deciders, each with its own view or one shared",
@@ -269,7 +294,11 @@ nice .venv/bin/python -m tools.deciders_grid --seeds 0,1,2 --limit 3000 \\
             'and decode pools idle); "mixed-only best" is the best of five heuristics '
             "(weighted-score, prefix-aware, kv-aware, least-loaded, latency-first) on the same "
             "hardware with every node mixed (`--all-mixed`), the row the p95 column compares "
-            "with."
+            "with. Every arm runs with chunked prefill at vLLM's default token budgets "
+            "(`--chunked-prefill`: 8,192 tokens a step per H100, 2,048 per L4), so nodes that "
+            "run both phases pay the prefill-decode interference "
+            "([the node model](../simulation.md#prefill-decode-interference-chunked-prefill)); "
+            "one-phase nodes do not."
         ),
         script="""\
 mkdir -p docs/results/reports/pd-split

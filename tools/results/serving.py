@@ -258,7 +258,8 @@ def _answered(case: dict[str, Any]) -> str:
 def live_deciders(reports: Sequence[Report]) -> str:
     """One row per run of each report: the canary's SLO attainment and its change from the
     report's first run (one process), the decision time from the records and its p99's ratio
-    to the first run's, the router's own histogram and the shared view's lag."""
+    to the first run's, of it the thread CPU time (reports from before it was measured show
+    a dash), the router's own histogram and the shared view's lag."""
     rows = []
     for report in reports:
         data = report.data
@@ -266,6 +267,7 @@ def live_deciders(reports: Sequence[Report]) -> str:
         for run in data["runs"]:
             d, lag = run["decision_us"], run["shared_view_lag_ms"]
             router = run["router_overhead_ms"]
+            cpu = run.get("decision_cpu_us")
             rows.append(
                 [
                     f"{data['minutes']:g} min, {data['requests_per_s']:.1f} req/s",
@@ -275,6 +277,7 @@ def live_deciders(reports: Sequence[Report]) -> str:
                     f"{(run['slo_attainment'] - base['slo_attainment']) * 100:+.2f} pt",
                     f"{d['p50']:,.0f} / {d['p99']:,.0f}",
                     f"{d['p99'] / base['decision_us']['p99']:.2f}",
+                    f"{cpu['p50']:,.0f} / {cpu['p99']:,.0f}" if cpu else "–",
                     f"{router['p50']:.2f} / {router['p99']:.2f}",
                     f"{lag['p50']:.1f} / {lag['p99']:.1f}" if lag["count"] else "–",
                     f"{run['router_cpu_s']:.0f} / {run['scraper_cpu_s']:.0f}",
@@ -282,13 +285,15 @@ def live_deciders(reports: Sequence[Report]) -> str:
                 ]
             )
     header = ["replay", "processes", "outcomes", "SLO attainment", "Δ from 1 process",
-              "decision p50 / p99 µs", "p99 ratio", "router parse + decide p50 / p99 ms",
+              "decision p50 / p99 µs", "p99 ratio", "of it CPU p50 / p99 µs",
+              "router parse + decide p50 / p99 ms",
               "shared view lag p50 / p99 ms", "CPU s routers / scraper",
               "load average before"]  # fmt: skip
     legend = (
         "SLO attainment is the canary's figure (`arm_stats` over the run's decisions and the "
         "outcomes the router recorded). Decision time is the records' `latency_us` (the "
-        "engine's wall time, its lock included), all processes together; the router's parse + "
+        "engine's wall time, its lock included), all processes together; its CPU time "
+        "(`locus_decision_cpu_seconds`), the router's parse + "
         "decide time and the lag are `/metrics` histograms summed over the processes, "
         'interpolated within their buckets. "Own views": the view off, each process '
         "deciding from its own (a control). CPU is over the replay and its drain, the routers' "

@@ -7,6 +7,8 @@ decision package (an import-linter contract in pyproject.toml holds it to that).
 - `fastpath.py`: the same two decision endpoints answered on the ASGI event loop.
 - `extender.py`: the Kubernetes scheduler extender (`/extender/filter`, `/extender/prioritize`).
 - `extproc/`: the Envoy ext_proc endpoint picker (`manage.py run_picker`).
+- `loopserver.py`: a door server on an asyncio loop of its own thread, and its command's life
+  (picker and router); `spawned.py`: the `--processes` copies beside it.
 
 Shared translation: `bodies.py`, `handlers.py` and `answers.py` (the placements body, its
 handling and the answer's schema),

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 
-from console.placement.engine.decision import Decision, add_split
+from console.placement.engine.decision import Decision, add_split, timed
 from console.placement.engine.ids import decision_ids
 from console.placement.engine.inputs import DecisionInput, request_of
 from console.placement.engine.learned_why import LearnedExplainer
@@ -143,13 +143,15 @@ class Engine:
         return request_of(snap, body)
 
     def decide(self, body: DecisionInput) -> Decision:
-        start = time.perf_counter()
+        start, cpu0 = time.perf_counter(), time.thread_time()
         snap = self._snapshot
         if snap is None:
             raise RuntimeError("the decision engine has no snapshot yet")
         request = request_of(snap, body)
         decision_id = decision_ids.next()
+        asked = time.perf_counter()
         with self._lock:
+            waited = time.perf_counter() - asked
             now = time.time()
             ref, chosen_arm = arm(snap.rollout, body.session_id or decision_id)
             scorer = self._scorer(ref, snap)
@@ -166,7 +168,7 @@ class Engine:
             )
             candidates, order = choice.candidates, choice.order
             if choice.node is None:
-                return Decision(
+                refused = Decision(
                     decision_id,
                     request,
                     None,
@@ -175,10 +177,10 @@ class Engine:
                     ref,
                     chosen_arm,
                     choice.trip.rejected(),
-                    latency_us=(time.perf_counter() - start) * 1e6,
                     session_id=body.session_id,
                     caller=body.caller,
                 )
+                return timed(refused, start, cpu0, waited)
             scores = choice.scores
             assert self._fleet is not None
             names = self._fleet.names
@@ -222,8 +224,7 @@ class Engine:
                     decision.learned = self.learned_why.attribution(
                         learned, candidates, scores, order, asked=body.explain
                     )
-        decision.latency_us = (time.perf_counter() - start) * 1e6
-        return decision
+        return timed(decision, start, cpu0, waited)
 
     def rank(
         self, body: DecisionInput, among: AbstractSet[str]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,11 @@ class Decision:
     policy: PolicyRef
     arm: str
     rejected: dict[str, str]
+    # The engine's wall time, of it the thread's CPU time (time.thread_time) and the wait for
+    # the engine's lock: what tells a slow decision's own work from time it spent not running.
     latency_us: float = 0.0
+    cpu_us: float = 0.0
+    lock_wait_us: float = 0.0
     degraded: str = ""
     candidates: list[dict[str, Any]] = field(default_factory=list)
     shadow: dict[str, Any] | None = None
@@ -46,6 +51,16 @@ class Decision:
     # An exploration probe's answer (probing.py; docs/twin.md): its id, node, the policy's
     # own pick and the estimate that let it; None for the policy's answers.
     probe: dict[str, Any] | None = None
+
+
+def timed(decision: Decision, start: float, cpu0: float, waited: float) -> Decision:
+    """`decision` with the engine's wall time since `start` (`time.perf_counter`), of it the
+    thread's CPU time since `cpu0` (`time.thread_time`) and the `waited` seconds for the
+    engine's lock."""
+    decision.latency_us = (time.perf_counter() - start) * 1e6
+    decision.cpu_us = (time.thread_time() - cpu0) * 1e6
+    decision.lock_wait_us = waited * 1e6
+    return decision
 
 
 def add_split(decision: Decision, pairs: list[Pair], names: list[str], snap: Snapshot) -> None:

@@ -30,7 +30,9 @@ from console.placement.engine.writer import utcnow, write_to_database
 from console.placement.metrics import (
     BREAKER_OPEN,
     BREAKER_TRIPS,
+    DECISION_CPU,
     DECISION_LATENCY,
+    DECISION_LOCK_WAIT,
     DECISIONS,
     FALLBACKS,
 )
@@ -157,6 +159,8 @@ class Runtime:
         self.ensure_started()
         decision = self.engine.decide(body)
         DECISION_LATENCY.observe(decision.latency_us / 1e6)
+        DECISION_CPU.observe(decision.cpu_us / 1e6)
+        DECISION_LOCK_WAIT.observe(decision.lock_wait_us / 1e6)
         if decision.node is not None:
             self._decision_counter(decision.policy.key, decision.node).inc()
             self.outcomes.remember(decision)

@@ -14,6 +14,12 @@ nothing to do:
    timeout is coarse: Redis checks blocked clients' timeouts in its cron, `hz` times a second,
    10 by default, redis.conf "hz", so a read is never used as a 5 ms clock.)
 
+Both threads run under Linux's SCHED_BATCH policy (`_yield_to_deciders`): their wake-ups,
+one per decision for the publisher, do not preempt the thread deciding, which on a busy host
+otherwise waits behind every other runnable task for milliseconds (measured: the median
+decision of 4 routers on 2 cores spent 1.5 ms in the run queue with the view on, none with it
+off; tests/bench/bench_view_decide.py shows the same in one process).
+
 A send is thus visible to the other deciders within about two intervals plus a round trip
 (measured: tests/bench/bench_sharedview.py; docs/deploying.md). The stream is capped
 (`MAXLEN ~`), so Redis memory stays bounded; a process that starts (or restarts after a
@@ -37,6 +43,7 @@ blocks, through the Redis the stack already runs, as operations.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 import uuid
@@ -118,6 +125,7 @@ class SharedView:
     # thread takes the GIL from the thread deciding (measured: polling Redis every 5 ms from
     # each of 4 processes on 2 cores halved the picker's throughput).
     def _publish_forever(self) -> None:
+        _yield_to_deciders()
         client = self._client()
         while not self._stop.is_set():
             self._wake.wait()
@@ -126,6 +134,7 @@ class SharedView:
             self._guarded(lambda: self.step(client, read=False))
 
     def _read_forever(self) -> None:
+        _yield_to_deciders()
         client = self._client()
         while not self._stop.is_set():
             # A blocking read returns as soon as another decider adds a batch (only its
@@ -208,3 +217,25 @@ class SharedView:
             self.merged += self._apply(sends)
             SHARED_VIEW_MERGED.inc(len(sends))
             SHARED_VIEW_LAG.observe(max(0.0, time.time() - sends[-1].at))
+
+
+def _yield_to_deciders() -> None:
+    """Run the calling thread under Linux's SCHED_BATCH policy, so its wake-ups never
+    preempt the thread deciding.
+
+    A decision wakes the publisher (`publish` sets its event) and another decider's batch
+    wakes the reader at any moment. Under the default policy the woken thread preempts the
+    running one (CFS wake-up preemption), the decision's thread goes back to the run queue
+    behind every other runnable task of the host, and on a busy host waits there for
+    milliseconds. Measured live (tests/bench/bench_live_deciders.py, 4 routers on 2 cores,
+    per-decision run-queue time from /proc/thread-self/schedstat): the median decision
+    waited 1.5 ms in the run queue with the view on and none with it off. A SCHED_BATCH
+    thread is never a wake-up preemption's winner (kernel/sched/fair.c,
+    `check_preempt_wakeup`: only SCHED_NORMAL wakees preempt); it runs when a core is free
+    or the running task's slice ends, which delays a batch by at most a scheduler tick.
+    Lowering one's own thread to SCHED_BATCH needs no privilege (sched(7)); elsewhere, or
+    where refused, the thread keeps its policy."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    except (AttributeError, OSError):
+        logger.debug("shared live view: SCHED_BATCH unavailable; threads keep their policy")

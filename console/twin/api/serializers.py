@@ -12,7 +12,7 @@ from rest_framework import serializers
 from console.api.fields import StrictFloatField
 from console.twin.choices import RunStatus
 from console.twin.models import CalibrationRun, ProposalDecision
-from console.twin.selectors import proposal_changes, proposal_verdict
+from console.twin.selectors import proposal_changes, proposal_link_changes, proposal_verdict
 
 # RFC 3339 §5.6 `date-time` (fractions of up to 9 digits; `fromisoformat` keeps 6).
 RFC_3339 = re.compile(
@@ -120,6 +120,11 @@ class CalibrationRunSerializer(serializers.ModelSerializer):  # type: ignore[typ
     changes = serializers.SerializerMethodField(
         help_text="The profile values the proposal would set (nominal, fitted, interval)."
     )
+    link_changes = serializers.SerializerMethodField(
+        help_text="The link bandwidths the proposal would set (a, b, field bandwidth_gbps, "
+        "nominal, fitted, interval, samples): only those the split requests' KV transfers "
+        "pinned down (docs/twin.md)."
+    )
     verdict = serializers.SerializerMethodField(
         help_text="Whether the proposal improves the held-out errors: verdict (improved or "
         "no_improvement), reason, the metrics that got worse, held-out requests."
@@ -141,6 +146,7 @@ class CalibrationRunSerializer(serializers.ModelSerializer):  # type: ignore[typ
             "proposal",
             "verdict",
             "changes",
+            "link_changes",
             "report",
             "requested_by_name",
             "created_at",
@@ -150,6 +156,9 @@ class CalibrationRunSerializer(serializers.ModelSerializer):  # type: ignore[typ
 
     def get_changes(self, run: CalibrationRun) -> list[dict[str, Any]]:
         return proposal_changes(run)
+
+    def get_link_changes(self, run: CalibrationRun) -> list[dict[str, Any]]:
+        return proposal_link_changes(run)
 
     def get_verdict(self, run: CalibrationRun) -> dict[str, Any] | None:
         return proposal_verdict(run) if run.status == RunStatus.SUCCEEDED else None

@@ -1705,6 +1705,10 @@ export interface components {
             readonly changes: {
                 [key: string]: unknown;
             }[];
+            /** @description The link bandwidths the proposal would set (a, b, field bandwidth_gbps, nominal, fitted, interval, samples): only those the split requests' KV transfers pinned down (docs/twin.md). */
+            readonly link_changes: {
+                [key: string]: unknown;
+            }[];
             report?: unknown;
             /** @description Who did it: a username, `key:NAME` for an API key, or 'system' for automation. */
             requested_by_name: string;

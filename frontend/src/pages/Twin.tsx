@@ -18,6 +18,7 @@ import {
   PROFILE_FIELDS,
   fidelityRows,
   keptNote,
+  linkRows,
   profileRows,
   readVerdict,
   ratio,
@@ -134,6 +135,44 @@ function Profiles({ run }: { run: CalibrationRun }) {
   );
 }
 
+/** The links split requests' KV crossed: each bandwidth nominal → fitted (issue #30). */
+function Links({ run }: { run: CalibrationRun }) {
+  const rows = linkRows(run.report);
+  if (rows.length === 0) return null;
+  return (
+    <div className="table-scroll">
+    <table className="table dense" data-testid="links">
+      <thead>
+        <tr>
+          <th>Link</th>
+          <th className="num">KV transfers</th>
+          <th className="num" colSpan={2}>bandwidth Gb/s: nominal → fitted</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map(({ key, a, b, bandwidth }) => {
+          const r = ratio(bandwidth);
+          const moved = bandwidth.status === "fitted" && bandwidth.fitted !== bandwidth.nominal;
+          const kept = bandwidth.status === "insufficient_data" ? "too few transfers: kept" : keptNote(bandwidth);
+          return (
+            <tr key={key} data-link={key}>
+              <td>{a} ↔ {b}</td>
+              <td className="num">{bandwidth.samples}</td>
+              <td className="num" data-status={bandwidth.status}>
+                {number(bandwidth.nominal)} → {moved ? <strong>{number(bandwidth.fitted)}</strong> : number(bandwidth.fitted)}
+                {moved && <span className="muted small"> ({r.toFixed(2)}×)</span>}
+                {kept && <span className="muted small"> ({kept})</span>}
+              </td>
+              <td><Interval value={bandwidth} /></td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+    </div>
+  );
+}
+
 function RunDetail({ run, onDecided }: { run: CalibrationRun; onDecided: () => void }) {
   const pairs = useMemo(() => ttftPairs(run.report), [run.report]);
   const series = useMemo(
@@ -166,6 +205,7 @@ function RunDetail({ run, onDecided }: { run: CalibrationRun; onDecided: () => v
         </>
       )}
       <Profiles run={run} />
+      <Links run={run} />
       <Proposal run={run} onDecided={onDecided} />
       {run.decisions.length > 0 && (
         <>

@@ -55,7 +55,10 @@ export function Proposal({ run, onDecided }: { run: CalibrationRun; onDecided: (
   if (run.proposal !== "pending") return null;
   return (
     <section aria-label="Proposal" data-testid="proposal">
-      <h3 className="section-title">Proposal: {run.changes.length} profile values</h3>
+      <h3 className="section-title">
+        Proposal: {run.changes.length} profile values
+        {run.link_changes.length > 0 && `, ${run.link_changes.length} link bandwidths`}
+      </h3>
       {canDecide ? (
         <form onSubmit={state.submit} className="button-row">
           <input aria-label="Reason" placeholder="Reason (kept in the audit trail)" value={reason} onChange={(e) => setReason(e.target.value)} />

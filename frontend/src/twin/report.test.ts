@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { fidelityRows, keptNote, profileRows, ratio, readVerdict, ttftPairs } from "./report";
+import { fidelityRows, keptNote, linkRows, profileRows, ratio, readVerdict, ttftPairs } from "./report";
 
 const report = {
   profiles: [
@@ -79,5 +79,37 @@ describe("calibration report", () => {
     const verdict = readVerdict({ verdict: "no_improvement", reason: "worse: ttft median", worse: ["ttft median"], held_out: 250 });
     expect(verdict).toEqual({ verdict: "no_improvement", reason: "worse: ttft median", worse: ["ttft median"], heldOut: 250 });
     expect(readVerdict({ verdict: "improved", reason: "", worse: [], held_out: 9 })!.verdict).toBe("improved");
+  });
+});
+
+describe("link bandwidths", () => {
+  it("reads the links split requests' KV crossed, and only those", () => {
+    const rows = linkRows({
+      links: [
+        {
+          a: "muc-edge",
+          b: "fra-core",
+          status: "not_fitted",
+          values: {
+            rtt_ms: { nominal: 9, fitted: 9, interval: null, samples: 900 },
+            bandwidth_gbps: { nominal: 10, fitted: 4.99, interval: [4.98, 5.0], samples: 302, status: "fitted" },
+          },
+        },
+        {
+          a: "ams-edge",
+          b: "fra-core",
+          values: { bandwidth_gbps: { nominal: 10, fitted: 10, interval: null, samples: 12, status: "insufficient_data" } },
+        },
+        { a: "muc-edge", b: "ams-edge", values: { rtt_ms: { nominal: 4, fitted: 4, interval: null, samples: 0 } } },
+      ],
+    });
+    expect(rows.map((r) => [r.key, r.bandwidth.status, r.bandwidth.samples])).toEqual([
+      ["muc-edge–fra-core", "fitted", 302],
+      ["ams-edge–fra-core", "insufficient_data", 12],
+    ]);
+    expect(ratio(rows[0]!.bandwidth)).toBeCloseTo(0.499, 3);
+    expect(rows[0]!.bandwidth.interval).toEqual([4.98, 5.0]);
+    expect(linkRows({ links: [] })).toEqual([]);
+    expect(linkRows(null)).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 // Reading a calibration report (optimizer/calibration/run.py, docs/twin.md "Report") for the
-// Twin page: fidelity rows, nominal-vs-fitted profile rows, and the predicted-vs-observed
+// Twin page: fidelity rows, nominal-vs-fitted profile and link bandwidth rows, and the predicted-vs-observed
 // TTFT pairs the plot draws.
 
 export const PROFILE_FIELDS = ["prefill_tokens_per_s", "decode_step_ms", "decode_step_ms_per_seq"] as const;
@@ -34,6 +34,15 @@ export interface ProfileRow {
   values: Record<ProfileField, FittedValue>;
 }
 
+/** A link whose bandwidth split requests' KV transfers measured (issue #30). */
+export interface LinkRow {
+  key: string;
+  a: string;
+  b: string;
+  /** The bandwidth in Gb/s; its `samples` are the transfers that crossed the link. */
+  bandwidth: FittedValue;
+}
+
 export interface FidelityRow {
   metric: "ttft" | "e2e";
   before: { median: number; p95: number };
@@ -61,22 +70,7 @@ export function profileRows(report: unknown): ProfileRow[] {
   if (!isObject(report) || !Array.isArray(report.profiles)) return [];
   return report.profiles.filter(isObject).map((entry) => {
     const values = isObject(entry.values) ? entry.values : {};
-    const read = (field: ProfileField): FittedValue => {
-      const v = isObject(values[field]) ? (values[field] as Json) : {};
-      const interval = Array.isArray(v.interval) && v.interval.length === 2
-        ? ([v.interval[0] ?? null, v.interval[1] ?? null] as [number | null, number | null])
-        : null;
-      const ident = isObject(v.identifiability) ? (v.identifiability as Json) : {};
-      const ci = num(ident.relative_ci);
-      return {
-        nominal: num(v.nominal),
-        fitted: num(v.fitted),
-        interval,
-        samples: num(v.samples),
-        status: String(v.status ?? ""),
-        relativeCi: Number.isFinite(ci) ? ci : null,
-      };
-    };
+    const read = (field: ProfileField): FittedValue => fittedValue(values[field]);
     const model = String(entry.model ?? "");
     const accelerator = String(entry.accelerator ?? "");
     return {
@@ -95,6 +89,37 @@ export function profileRows(report: unknown): ProfileRow[] {
   });
 }
 
+function fittedValue(value: unknown): FittedValue {
+  const v = isObject(value) ? value : {};
+  const interval = Array.isArray(v.interval) && v.interval.length === 2
+    ? ([v.interval[0] ?? null, v.interval[1] ?? null] as [number | null, number | null])
+    : null;
+  const ident = isObject(v.identifiability) ? (v.identifiability as Json) : {};
+  const ci = num(ident.relative_ci);
+  return {
+    nominal: num(v.nominal),
+    fitted: num(v.fitted),
+    interval,
+    samples: num(v.samples),
+    status: String(v.status ?? ""),
+    relativeCi: Number.isFinite(ci) ? ci : null,
+  };
+}
+
+/** The links whose bandwidth the report gives (those split requests' KV crossed); a report
+ * without split requests has none. */
+export function linkRows(report: unknown): LinkRow[] {
+  if (!isObject(report) || !Array.isArray(report.links)) return [];
+  return report.links
+    .filter(isObject)
+    .filter((entry) => isObject(entry.values) && isObject(entry.values.bandwidth_gbps))
+    .map((entry) => {
+      const a = String(entry.a ?? "");
+      const b = String(entry.b ?? "");
+      return { key: `${a}–${b}`, a, b, bandwidth: fittedValue((entry.values as Json).bandwidth_gbps) };
+    });
+}
+
 /** The verdict of a run (its API field), or null for a run that has none (not succeeded). */
 export function readVerdict(value: unknown): Verdict | null {
   if (!isObject(value)) return null;
@@ -107,7 +132,7 @@ export function readVerdict(value: unknown): Verdict | null {
   };
 }
 
-/** What the Profiles table says of a value the calibration kept at nominal. */
+/** What the Profiles and Links tables say of a value the calibration kept at nominal. */
 export function keptNote(value: FittedValue): string | null {
   if (value.status === "not_identifiable") return "not identifiable: kept";
   if (value.status === "agrees_with_nominal") return "agrees with nominal";

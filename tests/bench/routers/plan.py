@@ -16,10 +16,11 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from optimizer.arrivals import draw_requests
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation
 from optimizer.emulator.text import trace_prompt
 from optimizer.topology import Topology
-from optimizer.traces import draw_requests, load_trace
+from optimizer.traces import load_trace
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from console.inventory.models import Node
+from console.placement.engine.inputs import DecisionInput
 from console.placement.engine.outcomes import Outcomes
 from console.placement.models import DecisionRecord
 
@@ -260,9 +261,22 @@ def test_metrics_expose_latency_decisions_and_breakers(
     client_for("service").post("/api/v1/placements", INTERACTIVE, format="json")
     text = client_for(None).get("/metrics").content.decode()
     assert "locus_decision_latency_seconds_bucket" in text
+    assert "locus_decision_cpu_seconds_bucket" in text
+    assert "locus_decision_lock_wait_seconds_bucket" in text
     assert 'locus_decisions_total{node="' in text
     assert "locus_fallbacks_total" in text
     assert "locus_breaker_trips_total" in text
+
+
+def test_a_decision_splits_its_wall_time_into_cpu_time_and_the_lock_wait(
+    example_engine: Any,
+) -> None:
+    decision = example_engine.engine.decide(DecisionInput(**INTERACTIVE))
+    assert decision.node is not None
+    # Parts of the engine's wall time, so neither exceeds it (one thread's CPU time cannot
+    # outrun the clock); the CPU time is never zero, a decision scores nodes.
+    assert 0 < decision.cpu_us <= decision.latency_us
+    assert 0 <= decision.lock_wait_us <= decision.latency_us
 
 
 def test_the_background_refresh_rebuilds_the_topology_only_after_an_inventory_write(

@@ -19,6 +19,7 @@ import pytest
 
 from console.inventory.services import topology_import
 from console.placement.engine.runtime import runtime
+from optimizer.arrivals import draw_requests
 from optimizer.decide.explain import guard_note
 from optimizer.decide.registry import get_policy, load_policy
 from optimizer.decide.request import placement_request
@@ -31,7 +32,7 @@ from optimizer.decide.state.fleet import (
 )
 from optimizer.sim import Simulator
 from optimizer.topology_files import load_topology
-from optimizer.traces import draw_requests, load_trace
+from optimizer.traces import load_trace
 from tests.conftest import TOPOLOGIES, TRACES
 
 pytestmark = pytest.mark.django_db

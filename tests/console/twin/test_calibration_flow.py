@@ -18,10 +18,11 @@ from django.core.management import call_command
 from console.inventory.models import Profile
 from console.placement.models import DecisionRecord
 from console.twin.models import CalibrationRun, ProposalDecision
+from optimizer.arrivals import draw_requests
 from optimizer.calibration.replay import all_active, predicted, replay
 from optimizer.observations import load_observations
 from optimizer.topology_files import load_topology
-from optimizer.traces import draw_requests, load_trace
+from optimizer.traces import load_trace
 from tests.conftest import TOPOLOGIES, TRACES
 
 TRUTH = TOPOLOGIES / "fleet-demo-truth.yaml"

@@ -1,12 +1,6 @@
 """Calibration of link bandwidth from split requests' KV transfers (issue #30), with a known
-truth: a P/D fleet whose edge links really carry half their nominal bandwidth.
-
-The fleet is the EU half of `pd-two-regions.yaml` without the core's decode node and one of
-its mixed nodes, so long prompts prefilled at the core mostly decode at the edges and their KV
-crosses the edge links. The traffic's split stage is the bandwidth-blind one
-(`pd-threshold-blind`): it splits whatever the links' bandwidth, so both edge links carry
-hundreds of transfers. Light load (utilisation 0.3), as queue-dominated TTFT rows are left out
-of the fit (design.QUEUE_SHARE)."""
+truth: a P/D fleet whose edge links really carry half their nominal bandwidth, and traffic
+split over them by the bandwidth-blind split stage (`split_truth.py`)."""
 
 from __future__ import annotations
 
@@ -15,7 +9,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
 from optimizer.calibration import calibrate
 from optimizer.calibration.design import Layout, Routes, accumulate
@@ -23,62 +16,16 @@ from optimizer.calibration.fit import solve
 from optimizer.calibration.replay import all_active, replay
 from optimizer.calibration.run import parameters
 from optimizer.calibration.split_rows import split_samples
-from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation
-from optimizer.decide.registry import get_splitter, load_policy
-from optimizer.observations import (
-    Observations,
-    load_observations,
-    simulated_observations,
-    write_observations,
-)
-from optimizer.sim import TelemetryModel, simulate
+from optimizer.observations import Observations, load_observations
 from optimizer.topology import Topology
-from optimizer.topology_files import parse_topology
-from optimizer.traces import draw_requests, load_trace
-from tests.optimizer.fleets import MOONCAKE, REPO
-
-PD_FLEET = REPO / "optimizer" / "topologies" / "pd-two-regions.yaml"
-EU = {"fra-core", "muc-edge", "ams-edge"}
-BANDWIDTH_FACTOR = 0.5  # the truth's edge links carry half their nominal bandwidth
-
-
-def _fleet(factor: float = 1.0) -> Topology:
-    doc: dict[str, Any] = yaml.safe_load(PD_FLEET.read_text())
-    doc["sites"] = [s for s in doc["sites"] if s["name"] in EU]
-    doc["links"] = [lk for lk in doc["links"] if {lk["a"], lk["b"]} <= EU]
-    for link in doc["links"]:
-        link["bandwidth_gbps"] *= factor
-    drop = {"fra-d1", "fra-m2"}
-    doc["nodes"] = [n for n in doc["nodes"] if n["site"] in EU and n["name"] not in drop]
-    doc["sources"] = [s for s in doc["sources"] if s["site"] in EU]
-    total = sum(s["share"] for s in doc["sources"])
-    for source in doc["sources"]:
-        source["share"] = round(source["share"] / total, 4)
-    return parse_topology(yaml.safe_dump(doc), "pd-eu.yaml")
-
-
-def _observe(nominal: Topology, truth: Topology, out: Path, limit: int = 2000) -> Observations:
-    unscaled = load_trace(str(MOONCAKE), limit=limit)
-    load = load_for_utilisation(FleetCapacity(nominal), TokenMix.of(unscaled), 0.3)
-    trace = load_trace(str(MOONCAKE), limit=limit, load=load)
-    result = simulate(
-        truth,
-        load_policy("weighted-score", truth, 0),
-        draw_requests(trace, truth, 0),
-        [r.arrival_s for r in trace],
-        telemetry=TelemetryModel(10.0, seed=0),
-        splitter=get_splitter("pd-threshold-blind"),
-    )
-    with out.open("w", encoding="utf-8") as handle:
-        write_observations(handle, simulated_observations(result, truth))
-    return load_observations(out, nominal)
+from tests.optimizer.calibration.split_truth import BANDWIDTH_FACTOR, observe, pd_eu_fleet
 
 
 @pytest.fixture(scope="module")
 def observed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Topology, Topology, Observations]:
-    nominal, truth = _fleet(), _fleet(BANDWIDTH_FACTOR)
+    nominal, truth = pd_eu_fleet(), pd_eu_fleet(BANDWIDTH_FACTOR)
     path = tmp_path_factory.mktemp("split") / "obs.jsonl"
-    return nominal, truth, _observe(nominal, truth, path)
+    return nominal, truth, observe(nominal, truth, path)
 
 
 def test_the_true_bandwidths_are_a_fixed_point_of_replay_and_solve(

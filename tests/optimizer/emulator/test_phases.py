@@ -5,6 +5,9 @@ other phase."""
 
 from __future__ import annotations
 
+import io
+import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -54,3 +57,23 @@ def test_one_phase_nodes_refuse_the_other_phase(fleet: FleetThread) -> None:
     assert _post(fleet, "core-p", {}).status_code == 400  # a whole request on a prefill node
     assert _post(fleet, "core-d", {}).status_code == 400  # no KV brought to a decode node
     assert _post(fleet, "edge-m", {}).status_code == 200  # mixed: both phases
+
+
+def test_a_split_request_given_up_in_its_prefill_logs_one_unmeasured_line() -> None:
+    """The client goes away while the prefill node (llm-d's sidecar's way) still prefills: the
+    request's one line names both nodes and has no latencies."""
+    log = io.StringIO()
+    with FleetThread(pd_topology(), port_base=0, requests_out=log) as fleet:
+        address = fleet.urls["core-p"].removeprefix("http://")
+        url = fleet.urls["edge-d"] + "/v1/completions"
+        body = {"model": "m1", "prompt": "y" * 80_000, "max_tokens": 4}  # 2 s of prefill
+        with pytest.raises(requests.Timeout):
+            requests.post(url, json=body, headers={"x-prefiller-host-port": address}, timeout=0.3)
+        deadline = time.monotonic() + 5
+        while not fleet.call(lambda _: log.getvalue()):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        lines = fleet.call(lambda _: log.getvalue()).splitlines()
+    [record] = [json.loads(line) for line in lines]
+    assert (record["node"], record["prefill_node"]) == ("edge-d", "core-p")
+    assert record["ok"] is False and record["ttft_ms"] is None

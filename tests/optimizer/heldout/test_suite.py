@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from optimizer.arrivals import draw_requests
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation
 from optimizer.decide.registry import get_policy
 from optimizer.heldout.guard import heldout_files
@@ -14,7 +15,7 @@ from optimizer.heldout.suite import LOADS, cells, fleet_names, trace_names
 from optimizer.report import build_report
 from optimizer.sim import TelemetryModel, simulate
 from optimizer.topology_files import load_topology
-from optimizer.traces import SHIPPED_TRACES, draw_requests, load_trace
+from optimizer.traces import SHIPPED_TRACES, load_trace
 
 FILES = heldout_files()
 

@@ -18,11 +18,12 @@ from console.demo.management.commands.demo_prepare import demo_dir
 from console.demo.traffic import DemoTraffic, TrafficStats, repeat_trace
 from console.inventory.selectors import inventory_topology
 from optimizer import argtypes
+from optimizer.arrivals import draw_requests
 from optimizer.emulator import FleetServer
 from optimizer.errors import InputFileError
 from optimizer.topology import Topology
 from optimizer.topology_files import load_topology
-from optimizer.traces import draw_requests, load_trace
+from optimizer.traces import load_trace
 
 
 class Command(BaseCommand):

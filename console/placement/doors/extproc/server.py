@@ -15,13 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
 from django.conf import settings
-from django.db import connections
 from envoy.service.ext_proc.v3 import external_processor_pb2 as ep
 from envoy.service.ext_proc.v3 import external_processor_pb2_grpc as ep_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -29,6 +28,7 @@ from grpc_health.v1.health import aio as health_aio
 
 from console.placement.doors.extproc.metrics import serve_metrics
 from console.placement.doors.extproc.picker import PickerStream
+from console.placement.doors.loopserver import LoopServer, start_engine
 from console.placement.engine.runtime import runtime
 
 logger = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ class Picker(ep_grpc.ExternalProcessorServicer):
 
 
 @dataclass
-class PickerServer:
+class PickerServer(LoopServer):
     """Both servers on a loop of their own thread; `start()` returns once they listen."""
 
     port: int
@@ -84,29 +84,20 @@ class PickerServer:
     metrics_port: int | None = None
     bound_port: int = 0
     bound_health_port: int = 0
-    _loop: asyncio.AbstractEventLoop | None = None
-    _thread: threading.Thread | None = None
-    _started: threading.Event = field(default_factory=threading.Event)
-    _stop: asyncio.Event | None = None
-    _error: BaseException | None = None
+    bound_metrics_port: int = 0
     _metrics: Any = None
     _engine: threading.Thread | None = None
-    bound_metrics_port: int = 0
 
     def start(self) -> PickerServer:
         if self.metrics_port is not None:
             self._metrics = serve_metrics(self.host.strip("[]"), self.metrics_port)
             self.bound_metrics_port = int(self._metrics.server_port)
-        self._thread = threading.Thread(target=self._run, name="locus-picker", daemon=True)
-        self._thread.start()
-        self._started.wait(30)
-        if self._error is not None:
-            raise self._error
+        self._launch("locus-picker")
         # The engine starts once the ports are bound: a picker that cannot listen never
         # loads a snapshot (whose thread would outlive the failed start and log against a
         # database the caller has moved on from).
         self._engine = threading.Thread(
-            target=_start_engine, name="locus-picker-engine", daemon=True
+            target=start_engine, name="locus-picker-engine", daemon=True
         )
         self._engine.start()
         return self
@@ -115,32 +106,11 @@ class PickerServer:
         if self._metrics is not None:
             self._metrics.shutdown()
             self._metrics.server_close()
-        if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        if self._thread is not None:
-            self._thread.join(10)
+        self._halt()
         if self._engine is not None:
             # Its first snapshot may still be loading: wait for it, so nothing of this
             # picker reads the database after stop() returns.
             self._engine.join(30)
-
-    def wait(self, every: Callable[[], None] | None = None) -> None:
-        """Until the servers stop; `every` runs about once a second meanwhile."""
-        assert self._thread is not None
-        while self._thread.is_alive():
-            self._thread.join(1.0)
-            if every is not None:
-                every()
-
-    def _run(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        try:
-            self._loop.run_until_complete(self._serve())
-        except BaseException as exc:
-            self._error = exc
-            self._started.set()
-        finally:
-            self._loop.close()
 
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
@@ -166,16 +136,6 @@ class PickerServer:
             await health.enter_graceful_shutdown()
             await picker.stop(grace=2)
             await checks.stop(grace=0)
-
-
-def _start_engine() -> None:
-    """Load the first snapshot and start the engine's refresh and recorder threads (database
-    work: never on the loop). This thread ends here: its connections are closed, not left
-    to linger until garbage collection."""
-    try:
-        runtime().ensure_started()
-    finally:
-        connections.close_all()
 
 
 async def _follow_readiness(health: Any) -> None:

@@ -14,14 +14,14 @@ import os
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import orjson
 from aiohttp import web
-from django.db import connections
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client import multiprocess as prom_multiprocess
 
+from console.placement.doors.loopserver import LoopServer, start_engine
 from console.placement.doors.openai import CHAT_COMPLETIONS, COMPLETIONS
 from console.placement.doors.router.auth import caller_of
 from console.placement.doors.router.errors import RouterError
@@ -113,55 +113,22 @@ def build_app(upstream: Upstream, source: str | None) -> web.Application:
 
 
 @dataclass
-class RouterServer:
+class RouterServer(LoopServer):
     """The router on a loop of its own thread; `start()` returns once it listens."""
 
     port: int
     source: str | None = None
     host: str = "127.0.0.1"
     bound_port: int = 0
-    _loop: asyncio.AbstractEventLoop | None = None
-    _thread: threading.Thread | None = None
-    _started: threading.Event = field(default_factory=threading.Event)
-    _stop: asyncio.Event | None = None
-    _error: BaseException | None = None
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.bound_port}"
 
     def start(self) -> RouterServer:
-        threading.Thread(target=_start_engine, name="locus-router-engine", daemon=True).start()
-        self._thread = threading.Thread(target=self._run, name="locus-router", daemon=True)
-        self._thread.start()
-        self._started.wait(30)
-        if self._error is not None:
-            raise self._error
+        threading.Thread(target=start_engine, name="locus-router-engine", daemon=True).start()
+        self._launch("locus-router")
         return self
-
-    def stop(self) -> None:
-        if self._loop is not None and self._stop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._stop.set)
-        if self._thread is not None:
-            self._thread.join(10)
-
-    def wait(self, every: Callable[[], None] | None = None) -> None:
-        """Until the server stops; `every` runs about once a second meanwhile."""
-        assert self._thread is not None
-        while self._thread.is_alive():
-            self._thread.join(1.0)
-            if every is not None:
-                every()
-
-    def _run(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        try:
-            self._loop.run_until_complete(self._serve())
-        except BaseException as exc:
-            self._error = exc
-            self._started.set()
-        finally:
-            self._loop.close()
 
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
@@ -180,12 +147,3 @@ class RouterServer:
         finally:
             await runner.cleanup()
             await upstream.close()
-
-
-def _start_engine() -> None:
-    """Load the first snapshot and start the engine's threads (database work: never on the
-    loop); its connections are closed when it is done."""
-    try:
-        runtime().ensure_started()
-    finally:
-        connections.close_all()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
-from types import FrameType
 from typing import Any
 
 from django.conf import settings
@@ -13,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from console.inventory.selectors import source_exists
 from console.placement.doors.extproc.processes import PickerProcesses
 from console.placement.doors.extproc.server import PickerServer
-from console.placement.engine.runtime import runtime
+from console.placement.doors.loopserver import serve_until_stopped
 
 MULTIPROC = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -104,15 +102,4 @@ class Command(BaseCommand):
         )
         self.stdout.flush()
 
-        def stop(signum: int, frame: FrameType | None) -> None:
-            server.stop()
-
-        signal.signal(signal.SIGTERM, stop)
-        try:
-            server.wait(every=others.check)
-        except KeyboardInterrupt:
-            server.stop()
-        finally:
-            others.stop()
-        # Write what the recorder still holds: nothing the picker decided is lost on exit.
-        runtime().recorder.stop(timeout=10.0)
+        serve_until_stopped(server, others)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import signal
-from types import FrameType
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from console.inventory.selectors import source_exists
+from console.placement.doors.loopserver import serve_until_stopped
 from console.placement.doors.router.app import RouterServer
 from console.placement.doors.router.processes import RouterProcesses
-from console.placement.engine.runtime import runtime
 
 
 class Command(BaseCommand):
@@ -60,15 +58,4 @@ class Command(BaseCommand):
         )
         self.stdout.flush()
 
-        def stop(signum: int, frame: FrameType | None) -> None:
-            server.stop()
-
-        signal.signal(signal.SIGTERM, stop)
-        try:
-            server.wait(every=others.check)
-        except KeyboardInterrupt:
-            server.stop()
-        finally:
-            others.stop()
-        # Write what the recorder still holds: nothing the router decided is lost on exit.
-        runtime().recorder.stop(timeout=10.0)
+        serve_until_stopped(server, others)

@@ -175,3 +175,21 @@ def test_with_redis_down_decisions_continue_and_it_rejoins(
         view.stop()
         server.terminate()
         server.wait(10)
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="a Linux scheduling policy")
+def test_the_views_threads_yield_to_the_deciding_thread(stream: str) -> None:
+    """Its threads run SCHED_BATCH, so the publisher a decision wakes does not preempt it;
+    the thread that started them keeps its own policy."""
+    view = SharedView(url=REDIS_URL, apply=lambda sends: len(sends), stream=stream).start()
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            policies = {os.sched_getscheduler(t.native_id or 0) for t in view._threads}
+            if policies == {os.SCHED_BATCH}:
+                break
+            time.sleep(0.01)
+        assert policies == {os.SCHED_BATCH}
+        assert os.sched_getscheduler(0) != os.SCHED_BATCH
+    finally:
+        view.stop()

@@ -29,7 +29,8 @@ class Node:
     remote decode) is answered with `kv_transfer_params`, as a vLLM prefill instance does."""
 
     def __init__(self, name: str, prefill_status: int = 200) -> None:
-        self.name, self.prefill_status, self.bodies = name, prefill_status, []
+        self.name, self.prefill_status = name, prefill_status
+        self.bodies: list[dict[str, Any]] = []
         node = self
 
         class Handler(BaseHTTPRequestHandler):

@@ -1,5 +1,6 @@
-"""The simulator runs the live engine's breakers and staleness filter when asked, through the
-same filter files as the console's engine (`optimizer.decide.filters`), and neither by default."""
+"""The simulator's control plane (`optimizer.sim.placer`) runs the live engine's breakers and
+staleness filter when asked, through the same filter files as the console's engine
+(`optimizer.decide.filters`), and neither by default."""
 
 from __future__ import annotations
 
