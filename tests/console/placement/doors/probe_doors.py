@@ -6,16 +6,23 @@ sessions the probe takes or leaves (its sticky share, computed as the engine doe
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
 from console.placement.engine.runtime import Runtime, runtime
 from optimizer.decide.pickers.probe import in_probe
 from optimizer.topology_files import parse_topology
-from tests.console.twin.probe_fleet import PROBE_FLEET
+from tests.console.twin.probe_fleet import PROBE_FLEET, SHORT
 
 PROBE_HEADER = "x-locus-probe"
+# SHORT as an OpenAI completion for the router and the picker: 4 code points make a token
+# (optimizer/prompts.py).
+SHORT_COMPLETION: dict[str, Any] = {
+    "model": SHORT["model"],
+    "prompt": "x" * (4 * cast(int, SHORT["prompt_tokens"])),
+    "max_tokens": SHORT["max_output_tokens"],
+}
 # The probe's node for Munich's short interactive requests (the US A10 breaks residency).
 PROBE_NODE = "fra-a10-1"
 POLICY_NODES = {"fra-h100-1", "fra-h100-2"}
@@ -27,8 +34,9 @@ def install_probe_fleet(addresses: dict[str, str] | None = None) -> Runtime:
     from console.inventory.services import topology_import
 
     data = yaml.safe_load(PROBE_FLEET)
-    for node in data["nodes"] if addresses is not None else ():
-        node["address"] = addresses[node["name"]]
+    if addresses is not None:
+        for node in data["nodes"]:
+            node["address"] = addresses[node["name"]]
     topology_import(topology=parse_topology(yaml.safe_dump(data)))
     rt = runtime()
     rt.refresh()

@@ -5,6 +5,7 @@ DRF views and by the ASGI fast path, carry the receipt's `probe` object."""
 from __future__ import annotations
 
 import json
+from collections.abc import MutableMapping
 from typing import Any
 
 import pytest
@@ -87,12 +88,12 @@ def test_a_batch_answer_carries_it_on_the_probes_decisions_only(
 def _fast(app: DecisionFastPath, path: str, body: Any, key: str) -> dict[str, Any]:
     """One request through the ASGI fast path; its JSON answer."""
     raw = json.dumps(body).encode()
-    sent: list[dict[str, Any]] = []
+    sent: list[MutableMapping[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
         return {"type": "http.request", "body": raw, "more_body": False}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
 
     headers = [

@@ -28,20 +28,18 @@ from tests.console.placement.doors.probe_doors import (
     POLICY_NODES,
     PROBE_HEADER,
     PROBE_NODE,
+    SHORT_COMPLETION,
     install_probe_fleet,
     parse_probe_header,
     sessions,
     start_probe,
 )
-from tests.console.twin.probe_fleet import NODES, SHORT, idle
+from tests.console.twin.probe_fleet import NODES, idle
 
 pytestmark = pytest.mark.django_db
 ADDRESSES = {name: f"10.0.0.{i + 1}:8000" for i, name in enumerate(NODES)}
 NODE_OF = {address: name for name, address in ADDRESSES.items()}
-# 4 code points make a token (optimizer/prompts.py): SHORT's 900 prompt tokens.
-BODY = json.dumps(
-    {"model": SHORT["model"], "prompt": "x" * (4 * SHORT["prompt_tokens"]), "max_tokens": 100}
-).encode()
+BODY = json.dumps(SHORT_COMPLETION).encode()
 
 
 @pytest.fixture

@@ -20,13 +20,14 @@ from tests.console.placement.doors.probe_doors import (
     POLICY_NODES,
     PROBE_HEADER,
     PROBE_NODE,
+    SHORT_COMPLETION,
     install_probe_fleet,
     parse_probe_header,
     sessions,
     start_probe,
 )
 from tests.console.placement.doors.router.conftest import recorded
-from tests.console.twin.probe_fleet import NODES, SHORT, idle
+from tests.console.twin.probe_fleet import NODES, idle
 
 pytestmark = pytest.mark.django_db
 COMPLETION = {"object": "text_completion", "choices": [{"text": "hi", "index": 0}]}
@@ -85,12 +86,7 @@ def probing(
 
 def _call(router: RouterServer, rt: Runtime, session: str, stream: bool) -> requests.Response:
     idle(rt)
-    body = {
-        "model": SHORT["model"],
-        "prompt": "x" * (4 * SHORT["prompt_tokens"]),  # 4 code points a token
-        "max_tokens": 100,
-        "stream": stream,
-    }
+    body = {**SHORT_COMPLETION, "stream": stream}
     answer = requests.post(
         router.url + "/v1/completions", json=body, headers={"x-session-token": session}, timeout=10
     )
