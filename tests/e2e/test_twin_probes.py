@@ -1,11 +1,7 @@
 """Exploration probes on the Twin page in a real browser (docs/twin.md, "Exploration
 probe"): an admin's proposal, refused approval by its own proposer, approved by a second
 admin and started from the page; live placements then carry the probe's answers to its node;
-aborted from the page, it stops, and a viewer sees it without controls.
-
-Named to run after the other e2e files: it posts fresh telemetry for two nodes to the session's
-one console server, and test_sre_flows' receipt check then found no node ruled out (seen in
-CI; not diagnosed yet)."""
+aborted from the page, it stops, and a viewer sees it without controls."""
 
 from __future__ import annotations
 

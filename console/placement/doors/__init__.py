@@ -11,9 +11,10 @@ decision package (an import-linter contract in pyproject.toml holds it to that).
   (picker and router); `spawned.py`: the `--processes` copies beside it.
 
 Shared translation: `bodies.py`, `handlers.py` and `answers.py` (the placements body, its
-handling and the answer's schema),
-`openai.py` (an OpenAI request's model, prompt tokens and prefix blocks) and `endpoints.py`
-(node <-> serving address). A door that speaks OpenAI to clients and forwards to the node's
-address (a router) belongs here beside `extproc/`, its command beside `run_picker` in
+handling and the answer's schema), `openai.py` (an OpenAI request's model, prompt tokens and
+prefix blocks), `endpoints.py` (node <-> serving address) and `probe_header.py` (an
+exploration probe's note as the `x-locus-probe` header of the doors that answer with a node's
+own body). A door that speaks OpenAI to clients and forwards to the node's address (a router)
+belongs here beside `extproc/`, its command beside `run_picker` in
 `console/placement/management/commands/`.
 """

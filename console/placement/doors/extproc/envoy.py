@@ -131,12 +131,17 @@ def bounded(chunks: list[bytes]) -> list[bytes]:
     ]
 
 
-def response_headers_response(extra_headers: dict[str, str]) -> ep.ProcessingResponse:
+def response_headers_response(
+    extra_headers: dict[str, str], remove: tuple[str, ...] = ()
+) -> ep.ProcessingResponse:
+    """The response-headers answer: `extra_headers` set, the `remove` headers taken off the
+    node's answer."""
     return ep.ProcessingResponse(
         response_headers=ep.HeadersResponse(
             response=ep.CommonResponse(
                 header_mutation=ep.HeaderMutation(
-                    set_headers=[_header(k, v) for k, v in extra_headers.items()]
+                    set_headers=[_header(k, v) for k, v in extra_headers.items()],
+                    remove_headers=remove,
                 )
             )
         )

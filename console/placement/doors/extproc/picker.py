@@ -30,6 +30,7 @@ from console.placement.doors.endpoints import endpoint_map, within_subset
 from console.placement.doors.extproc import envoy, headers
 from console.placement.doors.extproc.metrics import PICKER_SECONDS
 from console.placement.doors.openai import PATHS, BadBody, parse_openai
+from console.placement.doors.probe_header import PROBE_HEADER, probe_header
 from console.placement.engine.inputs import DecisionInput, UnknownName
 from console.placement.engine.runtime import Runtime, runtime
 
@@ -61,6 +62,7 @@ class PickerStream:
         self.chunks: list[bytes] = []
         self.size = 0
         self.decision_id: str | None = None
+        self.probe: dict[str, Any] | None = None
         self.endpoints: list[str] = []
         self.nodes: list[str] = []
         self.ttft_target_ms: float | None = None
@@ -115,8 +117,7 @@ class PickerStream:
             self.status = _status(envoy.headers_of(message.response_headers))
             if message.response_headers.end_of_stream:
                 self._record(time.monotonic())
-            extra = {DECISION_HEADER: self.decision_id} if self.decision_id else {}
-            return [envoy.response_headers_response(extra)]
+            return [self._response_headers()]
         if kind == "response_body":
             now = time.monotonic()
             if self.first_byte_at is None:
@@ -218,6 +219,7 @@ class PickerStream:
             reasons = {**dict(sorted(decision.rejected.items())), **unknown}
             raise Refused(503, "No endpoint may serve this request.", reasons=reasons)
         self.decision_id = decision.decision_id
+        self.probe = decision.probe
         # LOCUS_PICKER_ENDPOINTS caps the answer (1 for a plain ORIGINAL_DST cluster, which
         # reads a single ip:port; docs/gateway.md, "Envoy"); header and metadata stay equal.
         limit = settings.LOCUS_PICKER_ENDPOINTS or None
@@ -245,6 +247,16 @@ class PickerStream:
         ]
 
     # -- response path ---------------------------------------------------------------------
+    def _response_headers(self) -> ep.ProcessingResponse:
+        """The decision id, and a probe's note on its answers only (docs/gateway.md)."""
+        if self.decision_id is None:
+            return envoy.response_headers_response({})
+        extra = {DECISION_HEADER: self.decision_id}
+        if self.probe is None:
+            return envoy.response_headers_response(extra, remove=(PROBE_HEADER,))
+        extra[PROBE_HEADER] = probe_header(self.probe)
+        return envoy.response_headers_response(extra)
+
     def _note_served(self, message: ep.ProcessingRequest) -> None:
         served = envoy.metadata_value(message, envoy.LB_NAMESPACE, envoy.SERVED_KEY)
         if isinstance(served, str) and served:

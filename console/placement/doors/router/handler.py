@@ -15,6 +15,7 @@ import aiohttp
 from aiohttp import web
 
 from console.placement.doors.endpoints import endpoint_map
+from console.placement.doors.probe_header import PROBE_HEADER, probe_header
 from console.placement.doors.router.auth import caller_of
 from console.placement.doors.router.calls import Call, read_call
 from console.placement.doors.router.errors import RouterError
@@ -54,6 +55,9 @@ class CompletionHandler:
         ROUTER_SECONDS.observe(time.perf_counter() - started)
         times = CallTimes(received=received, decision_id=decision.decision_id, caller=caller)
         extra = {DECISION_HEADER: decision.decision_id}
+        if decision.probe is not None:
+            # An exploration probe answered (docs/router.md, "What comes back").
+            extra[PROBE_HEADER] = probe_header(decision.probe)
         recorded = True
         forwarded: Forwarded | None = None
         try:
@@ -139,6 +143,7 @@ async def _relay(
     """The node's answer to the client: streamed events as they come, anything else whole."""
     times.status = upstream.status
     headers = response_headers(upstream.headers)
+    headers.popall(PROBE_HEADER, None)  # only the router says whether a probe answered
     headers.update(extra)
     events = upstream.content_type == "text/event-stream"
     if not events:
