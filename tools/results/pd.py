@@ -54,3 +54,35 @@ def pd_table(rows: Sequence[dict[str, Any]]) -> str:
 def pd_split(reports: Sequence[Report]) -> str:
     """The reports of `tools/pd_grid.py` (each maps a replay's key to its figures)."""
     return pd_table([row for report in reports for row in report.data.values()])
+
+
+def pd_interference(reports: Sequence[Report]) -> str:
+    """What prefill-decode interference costs one-node placement on TTFT (issue #30): each
+    all-mixed heuristic of `tools/pd_grid.py` replayed with chunked prefill at vLLM's budgets
+    (a prefill pays for the decodes beside it) and without (`off`: a prefill runs alone, at
+    its full rate, and stalls decode), means over the seeds. A split removes only this cost
+    from a prefill, so the change bounds what splitting can win on TTFT at that load."""
+    cells: dict[tuple[float, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for report in reports:
+        for row in report.data.values():
+            if row["arm"].startswith("mixed:"):
+                cells[(row["utilisation"], row["arm"], row["chunked_prefill"])].append(row)
+    out = []
+    for util, arm in sorted({(u, a) for u, a, _ in cells}):
+        on, off = cells.get((util, arm, "vllm")), cells.get((util, arm, "off"))
+        if not on or not off:
+            raise ValueError(f"{util:g} {arm}: needs replays with chunked prefill vllm and off")
+        pair = (on, off)
+        p95 = [_mean(g, "ttft_p95_ms") for g in pair]
+        mean = [_mean(g, "ttft_mean_ms") for g in pair]
+        out.append(
+            [f"{util:g}", arm.removeprefix("mixed:"), f"{len(on)}/{len(off)}",
+             " / ".join(f"{_mean(g, 'slo_attainment'):.1%}" for g in pair),
+             " / ".join(f"{m:,.0f}" for m in mean), f"{mean[0] / mean[1] - 1:+.1%}",
+             " / ".join(f"{p:,.0f}" for p in p95), f"{p95[0] / p95[1] - 1:+.1%}",
+             " / ".join(f"{_mean(g, 'e2e_p95_ms'):,.0f}" for g in pair)]
+        )  # fmt: skip
+    header = ["util.", "all-mixed heuristic", "seeds", "SLO att. (vLLM / off)",
+              "TTFT mean (ms, vLLM / off)", "mean: interference", "TTFT p95 (ms, vLLM / off)",
+              "p95: interference", "E2E p95 (ms, vLLM / off)"]  # fmt: skip
+    return markdown_table(header, out)

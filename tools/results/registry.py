@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tools.results.heldout import heldout_suite
 from tools.results.model import Page, Table
-from tools.results.pd import pd_split
+from tools.results.registry_pd import TABLES as PD_TABLES
 from tools.results.registry_serving import PAGES as SERVING_PAGES
 from tools.results.registry_serving import TABLES as SERVING_TABLES
 from tools.results.render import calibration, comparison, deciders
@@ -277,35 +277,10 @@ nice .venv/bin/python -m tools.deciders_grid --seeds 0,1,2 --limit 3000 \\
   --policies weighted-score,generalist --out docs/results/reports/deciders/grid.json""",
         render=deciders,
     ),
-    Table(
-        slug="pd-split",
-        page="prefill-decode",
-        title="Split against one-node placement on a P/D fleet",
-        about=(
-            "`optimizer/topologies/pd-two-regions.yaml` (two regions, each a core with prefill "
-            "and decode pools and two edge sites), the first 2,000 requests of the Mooncake "
-            "trace (mean prompt 15,325 tokens) at 0.7 and 1.2 of the fleet's serving capacity, "
-            "node state seen through telemetry 10 s apart, three seeds, means over the seeds. "
-            "Split arms honour the roles and use weighted-score for one-node answers; "
-            '"one node, roles honoured" is the same fleet without a split stage (its prefill '
-            'and decode pools idle); "mixed-only best" is the best of five heuristics '
-            "(weighted-score, prefix-aware, kv-aware, least-loaded, latency-first) on the same "
-            "hardware with every node mixed (`--all-mixed`), the row the p95 column compares "
-            "with. Every arm runs with chunked prefill at vLLM's default token budgets "
-            "(`--chunked-prefill`: 8,192 tokens a step per H100, 2,048 per L4), so nodes that "
-            "run both phases pay the prefill-decode interference "
-            "([the node model](../simulation.md#prefill-decode-interference-chunked-prefill)); "
-            "one-phase nodes do not."
-        ),
-        script="""\
-mkdir -p docs/results/reports/pd-split
-nice .venv/bin/python -m tools.pd_grid --seeds 0,1,2 --limit 2000 --utilisations 0.7,1.2 \\
-  --telemetry-interval 10 --out docs/results/reports/pd-split/grid.json""",
-        render=pd_split,
-    ),
 )
 
 PAGES += SERVING_PAGES
+TABLES += PD_TABLES
 TABLES += SERVING_TABLES
 
 # The table the repository's README shows.
