@@ -25,6 +25,11 @@ class DecisionEvent(_Event):
     fallbacks: list[str]
     latency_us: float
     ts: str
+    # Additions (optional, so a producer without them still validates): a split decision's
+    # prefill node (`node` decodes; issue #30) and the exploration probe that answered it
+    # (its id, as the record's `probe` column; issue #26). Null on an ordinary decision.
+    prefill_node: str | None = None
+    probe: int | None = None
 
 
 class DecisionSummaryEvent(_Event):

@@ -1,7 +1,8 @@
 """Exploration probes on the Twin page in a real browser (docs/twin.md, "Exploration
 probe"): an admin's proposal, refused approval by its own proposer, approved by a second
-admin and started from the page; live placements then carry the probe's answers to its node;
-aborted from the page, it stops, and a viewer sees it without controls."""
+admin and started from the page; live placements then carry the probe's answers to its node,
+and Live decisions marks them with the probe's badge; aborted from the page, it stops, and a
+viewer sees it without controls."""
 
 from __future__ import annotations
 
@@ -78,14 +79,29 @@ def test_a_probe_is_approved_by_a_second_admin_started_and_aborted_from_the_page
     page.reload()
     _step(page, pk, "Start", "go")
     expect(row).to_contain_text("running")
+    # Live decisions, open in a second tab while the probe answers: its rows carry a badge.
+    live = page.context.new_page()
+    live.goto("/decisions")
+    expect(live.get_by_test_id("connection")).to_contain_text("Live")
     try:
         first = _place(console_url, service_key, inside[0])
         assert first["node"] == TARGET and first["probe"]["id"] == pk, first
         assert first["probe"]["ttft_ms"] <= first["probe"]["ttft_target_ms"]
+        policys = _place(console_url, service_key, outside[0])
+        assert "probe" not in policys, policys
         probed = [_place(console_url, service_key, k) for k in inside[1:4]]
         assert {a["node"] for a in probed if "probe" in a} <= {TARGET}
-        assert all("probe" not in _place(console_url, service_key, k) for k in outside)
+        assert all("probe" not in _place(console_url, service_key, k) for k in outside[1:])
+        rows = live.get_by_test_id("decision-rows")
+        badge = rows.locator(f"tr[data-decision='{first['decision_id']}']").get_by_test_id(
+            "probe-badge"
+        )
+        expect(badge).to_have_text(f"probe #{pk}")
+        policys_row = rows.locator(f"tr[data-decision='{policys['decision_id']}']")
+        expect(policys_row).to_contain_text(policys["node"])
+        expect(policys_row.get_by_test_id("probe-badge")).to_have_count(0)
     finally:
+        live.close()
         _step(page, pk, "Abort", "enough for now")
     expect(row).to_contain_text("aborted")
     expect(row).to_contain_text("aborted by ada: enough for now")

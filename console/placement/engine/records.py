@@ -51,7 +51,10 @@ def live_event(d: Decision) -> dict[str, Any]:
         "slo": d.request.slo,
         "policy": d.policy.key,
         "fallbacks": d.fallbacks,
-        **({"prefill_node": d.prefill_node} if d.prefill_node else {}),
+        # Null unless split (issue #30) / probed (issue #26): every event has both keys, so the
+        # dashboard tells an ordinary decision from one of an older server (key absent).
+        "prefill_node": d.prefill_node,
+        "probe": d.probe["id"] if d.probe is not None else None,
         "latency_us": round(d.latency_us, 1),
         "ts": utcnow().isoformat(),
         "arm": d.arm,

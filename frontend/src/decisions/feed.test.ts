@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 
+import type { DecisionRecord } from "../api/types";
 import {
   addRecorded,
   addSamples,
@@ -9,8 +10,11 @@ import {
   matches,
   MAX_ROWS,
   NO_FILTERS,
+  optionsOf,
+  placementText,
   rates,
   sampleFromEvent,
+  sampleFromRecord,
   setPaused,
   summaryFromEvent,
   type SampledDecision,
@@ -30,6 +34,8 @@ function sample(i: number, over: Partial<SampledDecision> = {}): SampledDecision
     arm: "active",
     fallbacks: [],
     latency_us: 120,
+    prefill_node: null,
+    probe: null,
     ...over,
   };
 }
@@ -101,7 +107,55 @@ describe("the sample list", () => {
       ts: "2025-01-01T00:00:00Z",
     });
     expect(row).toMatchObject({ decision_id: "abc", arm: "active", fallbacks: ["x"], slo: null });
+    // An older server's event has neither key: an ordinary decision.
+    expect(row).toMatchObject({ prefill_node: null, probe: null });
     expect(sampleFromEvent({ type: "decision", model: "m" })).toBeNull();
+  });
+
+  it("reads a split decision's prefill node and a probe's id from the event", () => {
+    const event = { type: "decision", decision_id: "s", model: "m", node: "core-d", policy: "p@1" };
+    expect(sampleFromEvent({ ...event, prefill_node: "core-p", probe: null })).toMatchObject({
+      node: "core-d",
+      prefill_node: "core-p",
+      probe: null,
+    });
+    expect(sampleFromEvent({ ...event, prefill_node: null, probe: 7 })).toMatchObject({
+      prefill_node: null,
+      probe: 7,
+    });
+  });
+
+  it("reads the same from a record of the log, whose unsplit prefill node is empty", () => {
+    const record = {
+      id: "r",
+      created_at: "2025-01-01T00:00:00Z",
+      node: "core-d",
+      node_site: "b-core",
+      model: "m",
+      slo: "",
+      policy_name: "weighted-score",
+      policy_version: "builtin",
+      fallbacks: [],
+      latency_us: 80,
+    };
+    const split = sampleFromRecord({ ...record, prefill_node: "core-p", probe: 3 } as DecisionRecord);
+    expect(split).toMatchObject({ prefill_node: "core-p", probe: 3, recorded: true });
+    const plain = sampleFromRecord({ ...record, prefill_node: "", probe: null } as DecisionRecord);
+    expect(plain).toMatchObject({ prefill_node: null, probe: null });
+  });
+
+  it("shows a split decision as prefill → decode, others by their node", () => {
+    expect(placementText({ node: "core-d", prefill_node: "core-p" })).toBe("core-p → core-d");
+    expect(placementText({ node: "core-d", prefill_node: null })).toBe("core-d");
+    expect(placementText({ node: null, prefill_node: null })).toBe("none");
+  });
+
+  it("lets the node filter find a split decision by either of its nodes", () => {
+    const row = sample(1, { node: "core-d", prefill_node: "core-p" });
+    expect(matches(row, { ...NO_FILTERS, node: "core-p" })).toBe(true);
+    expect(matches(row, { ...NO_FILTERS, node: "core-d" })).toBe(true);
+    expect(matches(row, { ...NO_FILTERS, node: "edge-m" })).toBe(false);
+    expect(optionsOf([row], "node")).toEqual(["core-d", "core-p"]);
   });
 
   it("filters on node, model, policy and arm", () => {

@@ -25,6 +25,10 @@ export interface SampledDecision {
   arm: string;
   fallbacks: string[];
   latency_us: number;
+  /** A split decision's prefill node (`node` decodes; issue #30), null when `node` ran both. */
+  prefill_node: string | null;
+  /** The exploration probe that answered instead of the policy (its id; issue #26), or null. */
+  probe: number | null;
   /** True for rows loaded from the decision log when the page opened (not live samples). */
   recorded?: boolean;
 }
@@ -66,14 +70,15 @@ export function emptyFeed(now: number): FeedState {
 
 const str = (value: unknown): string | null => (typeof value === "string" ? value : null);
 const num = (value: unknown): number => (typeof value === "number" ? value : 0);
+const id = (value: unknown): number | null => (typeof value === "number" ? value : null);
 
 /** A `decision` event as a row, or null when it lacks what a row needs. */
 export function sampleFromEvent(event: LiveEvent): SampledDecision | null {
-  const id = str(event.decision_id);
+  const decisionId = str(event.decision_id);
   const model = str(event.model);
-  if (!id || !model) return null;
+  if (!decisionId || !model) return null;
   return {
-    decision_id: id,
+    decision_id: decisionId,
     ts: str(event.ts) ?? new Date().toISOString(),
     node: str(event.node),
     site: str(event.site),
@@ -83,6 +88,9 @@ export function sampleFromEvent(event: LiveEvent): SampledDecision | null {
     arm: str(event.arm) ?? "active",
     fallbacks: Array.isArray(event.fallbacks) ? event.fallbacks.map(String) : [],
     latency_us: num(event.latency_us),
+    // Absent from an older server's events: read as an ordinary decision.
+    prefill_node: str(event.prefill_node) || null,
+    probe: id(event.probe),
   };
 }
 
@@ -98,6 +106,9 @@ export function sampleFromRecord(record: DecisionRecord): SampledDecision {
     arm: record.arm ?? "active",
     fallbacks: Array.isArray(record.fallbacks) ? record.fallbacks.map(String) : [],
     latency_us: record.latency_us,
+    // The record keeps "" for an unsplit decision and no probe for the policy's answers.
+    prefill_node: record.prefill_node || null,
+    probe: record.probe ?? null,
     recorded: true,
   };
 }
@@ -204,9 +215,18 @@ export function aggregate(state: FeedState, now: number): Aggregate {
   return { total, seconds, byNode: sorted(byNode), byPolicy: sorted(byPolicy) };
 }
 
+/** A split decision (issue #30) as "prefill → decode", the project's arrow for "then"; the
+ *  node otherwise, "none" when nothing could serve the request. */
+export function placementText(row: Pick<SampledDecision, "node" | "prefill_node">): string {
+  if (!row.node) return "none";
+  return row.prefill_node ? `${row.prefill_node} → ${row.node}` : row.node;
+}
+
+/** The node filter keeps a decision either node served: a split one prefilled on the node
+ *  chosen belongs to what that node is doing. */
 export function matches(row: SampledDecision, filters: Filters): boolean {
   return (
-    (!filters.node || row.node === filters.node) &&
+    (!filters.node || row.node === filters.node || row.prefill_node === filters.node) &&
     (!filters.model || row.model === filters.model) &&
     (!filters.policy || row.policy === filters.policy) &&
     (!filters.arm || row.arm === filters.arm)
@@ -223,6 +243,7 @@ export function optionsOf(
   for (const row of rows) {
     const value = row[field];
     if (value) values.add(value);
+    if (field === "node" && row.prefill_node) values.add(row.prefill_node);
   }
   return [...values].sort();
 }

@@ -6,6 +6,7 @@ import { useCan } from "../auth/session";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { DecisionDetail } from "../decisions/DecisionDetail";
 import { ExplainPanel } from "../decisions/ExplainPanel";
+import { Placement } from "../decisions/Placement";
 import {
   addRecorded,
   addSamples,
@@ -118,7 +119,9 @@ function SampleTable({ rows, selected, onSelect }: {
               <td>{timestamp(r.ts)}</td>
               <td>{r.model}</td>
               <td>{r.slo ?? "—"}</td>
-              <td className="mono">{r.node ?? "none"}</td>
+              <td className="mono">
+                <Placement row={r} />
+              </td>
               <td className="mono small" title={r.fallbacks.join(", ")}>
                 {r.fallbacks[0] ?? "—"}
                 {r.fallbacks.length > 1 && <span className="muted"> +{r.fallbacks.length - 1}</span>}
