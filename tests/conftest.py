@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,6 +41,7 @@ def _test_settings(settings):  # type: ignore[no-untyped-def]
         # The embedded default is a SQLite file shared across processes; tests keep the
         # latest telemetry in memory so no state outlives a test run.
         settings.LOCUS_TELEMETRY_STATE_URL = "memory://"
+    _isolate_telemetry(settings)
     # Evaluations and training runs started by tests use tiny budgets.
     settings.LOCUS_EVALUATION_LIMIT = 150
     settings.LOCUS_EVALUATION_LOADS = [1.0]
@@ -51,8 +53,36 @@ def _test_settings(settings):  # type: ignore[no-untyped-def]
     reset_runtime()
     yield
     reset_runtime()
+    from telemetry.store import get_store
+
+    get_store().clear()
     # Real hashing costs ~0.3 s a user; tests make many personas.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+# The telemetry state store is one per URL and prefix for the whole process (telemetry/store.py),
+# so whatever a test pushes through ingest would be every later test's latest node state: the
+# decision engine reads it into its snapshot (console.placement.selectors.engine_snapshot) and
+# places by it. tests/console/placement/test_parity.py leaves the demo fleet busy that way, and
+# tests/console/twin/test_calibration_flow.py then routed its traffic around those queues when
+# run after it (CI's full run), not when run alone. Each test therefore starts on an empty store
+# under this run's own prefix (never a live console's keys on a shared Redis) and leaves it empty.
+TELEMETRY_PREFIX = f"locus-test:{uuid.uuid4().hex[:12]}"
+
+
+def _isolate_telemetry(settings) -> None:  # type: ignore[no-untyped-def]
+    """This run's telemetry prefix, and telemetry's in-process caches forgotten: node names,
+    SLO targets and series ids read from an earlier test's (rolled back) database."""
+    from telemetry import breaches, storage
+    from telemetry.nodes import known_nodes
+    from telemetry.store import get_store
+
+    settings.LOCUS_TELEMETRY_STATE_PREFIX = TELEMETRY_PREFIX
+    get_store().clear()
+    storage.clear_caches()
+    known_nodes.clear()
+    breaches.slo_cache.clear()
+    breaches._last_eval.clear()
 
 
 @pytest.fixture

@@ -85,11 +85,15 @@ def accumulate(
     routes: Routes,
     fit: np.ndarray | None = None,
     queue_share: float | None = QUEUE_SHARE,
+    held_prefill: np.ndarray | None = None,
 ) -> NormalEquations:
     """The normal equations of the replay `result` (run at `theta`) against what was observed,
     over the requests in `fit` (default: all): the rest are held out to judge the fit. With
     `queue_share`, TTFT rows of requests the replay queued for longer than that share of their
-    observed TTFT are left out (QUEUE_SHARE); None keeps them all."""
+    observed TTFT are left out (QUEUE_SHARE); None keeps them all. `held_prefill` (per
+    profile): prefill rates held at nominal because their evidence is confounded by queueing
+    (fit.thin_evidence); a decode row in which their prefills fill more than QUEUE_SHARE of the
+    decode is left out too, so a held rate's error does not pass into the decode terms."""
     t = result.table
     n_p = layout.profiles
     x, step, per_seq = theta[:n_p], theta[n_p : 2 * n_p], theta[2 * n_p : 3 * n_p]
@@ -119,6 +123,7 @@ def accumulate(
         np.zeros(n_p, dtype=np.int64),
         np.zeros((n_p, 3)),
         np.zeros((n_p, 3)),
+        np.zeros(n_p, dtype=np.int64),
     )
     split = routes.split
     node_index = {node.name: i for i, node in enumerate(topology.nodes)}
@@ -175,6 +180,13 @@ def accumulate(
         np.add.at(eq.queued, own_profile, ~keep)
 
         decode = span(times, cumulative, t_first[r], t_end[r])
+        keep_decode = np.ones(r.size, dtype=bool)
+        if held_prefill is not None:
+            # Prefill time of held profiles within the decode: prefilled tokens per GPU x x.
+            k = len(slots)
+            held_time = decode[:, 2 * k : 3 * k] @ (x[slots] * held_prefill[slots])
+            keep_decode = held_time <= QUEUE_SHARE * (observations.e2e_s[r] - ttft_observed)
+            np.add.at(eq.decode_left_out, own_profile, ~keep_decode)
         _add_rows(
             eq,
             layout,
@@ -187,6 +199,7 @@ def accumulate(
             e2e=observations.e2e_s[r],
             ttft_observed=ttft_observed,
             keep_ttft=keep,
+            keep_decode=keep_decode,
         )
     if timelines:
         add_split_rows(
@@ -258,9 +271,10 @@ def _add_rows(
     e2e: np.ndarray,
     ttft_observed: np.ndarray,
     keep_ttft: np.ndarray,
+    keep_decode: np.ndarray,
 ) -> None:
-    """Add the decode rows of one node's measured requests, and the TTFT rows of those in
-    `keep_ttft`, weighted."""
+    """Add the decode rows of one node's measured requests in `keep_decode`, and the TTFT rows
+    of those in `keep_ttft`, weighted."""
     n_p, k, m = layout.profiles, len(slots), len(ttft)
     columns = np.concatenate([n_p + slots, 2 * n_p + slots, slots])  # R→s, B→c, U→x
     a_ttft = np.zeros((m, layout.size))
@@ -282,6 +296,9 @@ def _add_rows(
     a_ttft[:, 3 * n_p :] = link
     w_ttft = 1.0 / ttft_observed
     w_dec = 1.0 / e2e
-    a = np.concatenate([a_ttft[keep_ttft] * w_ttft[keep_ttft, None], a_dec * w_dec[:, None]])
-    b = np.concatenate([ttft[keep_ttft] * w_ttft[keep_ttft], (e2e - ttft_observed) * w_dec])
+    kd = keep_decode
+    a = np.concatenate([a_ttft[keep_ttft] * w_ttft[keep_ttft, None], a_dec[kd] * w_dec[kd, None]])
+    b = np.concatenate(
+        [ttft[keep_ttft] * w_ttft[keep_ttft], (e2e[kd] - ttft_observed[kd]) * w_dec[kd]]
+    )
     eq.add(a, b)

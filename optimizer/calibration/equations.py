@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -48,6 +48,9 @@ class NormalEquations:
     # separates a prefill rate from the rest, and a per-sequence step from the fixed step.
     prompt_moments: np.ndarray
     batch_moments: np.ndarray
+    # Per profile, the decode rows left out because prefills whose rate is held (fit.py,
+    # MIN_QUEUE_FREE_ROWS) filled more than QUEUE_SHARE of their decode (design.accumulate).
+    decode_left_out: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def add(self, a: np.ndarray, b: np.ndarray) -> None:
         """Accumulate the weighted rows `a` (one a row) and their right-hand sides `b`."""

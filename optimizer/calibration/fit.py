@@ -18,6 +18,16 @@ with the widest interval is held at nominal and the rest solved again, until eve
 parameter is identified: a pair the data cannot tell apart (a decode step and a per-sequence
 step at one batch size) loses the worse-determined of the two, and the other then carries
 their sum, which the data does pin down.
+
+Evidence confounded by queueing (issue #26): a value is identified only from rows in which
+queueing does not stand in for service. A profile's prefill rate is also informed by decode
+rows (another request's prefill stalls a decode) and by waits, both of which sum what the
+replay's queue served, so on an overloaded fleet they can pin a wrong rate tightly (measured on
+the held-out suite: 70B prefill rates on Mooncake at utilisation 1.5, fitted from zero queue-
+free TTFT rows, proposed at 1.27-2.12x the truth with intervals of ±2.6-4.5%). So a prefill
+rate is identified only when its profile has at least MIN_QUEUE_FREE_ROWS queue-free TTFT rows
+(design.queue_free), whatever else informs it (`thin_evidence`); otherwise it is held at
+nominal and reported not_identifiable, with the reason.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from optimizer.calibration.design import OWN_SHARE
 from optimizer.calibration.equations import NormalEquations
 
 # λ² as a fraction of the rows: a relative deviation d from nominal costs as much as a
@@ -38,6 +49,18 @@ MIN_RATIO = 1e-3
 # fitted value is within the 10% the twin is held to (issue #26) with room for the bias the
 # linearisation leaves.
 MAX_RELATIVE_CI = 0.05
+# A kept queue-free TTFT row leaves at most 1 - OWN_SHARE (15%) of its observed TTFT to what
+# the replay cannot know, chiefly the decode round in progress at the arrival, whose phase is
+# uniform over the round: an error spread evenly over a range has a standard deviation of the
+# range / sqrt(12) (4.3%), so pinning the mean to within MAX_RELATIVE_CI at 95% takes
+# n >= (Z_95 * 0.15 / sqrt(12) / MAX_RELATIVE_CI)^2 = 2.9 rows: 3. Derived from the two rules
+# above, not fitted to the suite. (The worst case, every error at an end of the range, would
+# take 9; it would also hold prefill rates the suite recovered from 4-8 queue-free rows, and a
+# proposal whose decode terms move while its prefill rate is held can make the held-out p95
+# worse: docs/twin.md, step 6.)
+MIN_QUEUE_FREE_ROWS = int(
+    np.ceil((Z_95 * (1.0 - OWN_SHARE) / np.sqrt(12.0) / MAX_RELATIVE_CI) ** 2)
+)
 # The null-direction regulariser of the data-only covariance, relative to AᵀA's mean diagonal.
 EPSILON = 1e-10
 
@@ -56,6 +79,19 @@ class Step:
     relative_ci: np.ndarray
     # Identified, and its interval holds nominal: kept at nominal.
     agrees: np.ndarray
+    # Held at nominal because its only evidence is confounded by queueing (`thin_evidence`).
+    confounded: np.ndarray | None = None
+
+
+def thin_evidence(eq: NormalEquations, size: int) -> np.ndarray:
+    """Per parameter of θ (design.Layout's order), whether its evidence not confounded by
+    queueing is too thin to pin it: a profile's prefill rate with fewer than
+    MIN_QUEUE_FREE_ROWS queue-free TTFT rows (module docstring). The decode terms are pinned by
+    decode rows, which hold no queue wait; link RTTs and bandwidths only by queue-free TTFT
+    rows, at least `min_rows` of them (`solve`)."""
+    out = np.zeros(size, dtype=bool)
+    out[: len(eq.queue_free)] = eq.queue_free < MIN_QUEUE_FREE_ROWS
+    return out
 
 
 def solve(
@@ -66,9 +102,12 @@ def solve(
     *,
     min_rows: int = 0,
     max_relative_ci: float = np.inf,
+    confounded: np.ndarray | None = None,
 ) -> Step:
-    """Solve the free parameters the data identifies (module docstring), others held at 1."""
-    free = free & (eq.support >= min_rows)
+    """Solve the free parameters the data identifies (module docstring), others held at 1;
+    `confounded` (`thin_evidence`) are held whatever the rows say."""
+    held = np.zeros(len(nominal), dtype=bool) if confounded is None else free & confounded
+    free = free & ~held & (eq.support >= min_rows)
     relative_ci = np.full(len(nominal), np.inf)
     agrees = np.zeros(len(nominal), dtype=bool)
     while True:
@@ -88,7 +127,15 @@ def solve(
             break
         agrees |= same
         free = free & ~same
-    return Step(step.z, step.sd, step.rss, identified=free, relative_ci=relative_ci, agrees=agrees)
+    return Step(
+        step.z,
+        step.sd,
+        step.rss,
+        identified=free,
+        relative_ci=relative_ci,
+        agrees=agrees,
+        confounded=held,
+    )
 
 
 def _data_only_ci(

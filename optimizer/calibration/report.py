@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from optimizer.calibration.equations import NormalEquations
-from optimizer.calibration.fit import Step, interval
+from optimizer.calibration.fit import MIN_QUEUE_FREE_ROWS, Step, interval
 from optimizer.observations import Observations
 from optimizer.topology import Topology
 from optimizer.topology_entries import Link
@@ -46,6 +46,11 @@ def _status(enough: bool, step: Step | None, j: int) -> str:
     return "not_identifiable"
 
 
+def _confounded(step: Step | None, j: int) -> bool:
+    """Whether θ[j] was held because its only evidence is confounded by queueing."""
+    return step is not None and step.confounded is not None and bool(step.confounded[j])
+
+
 def _value(
     nominal: float,
     fitted: float,
@@ -72,6 +77,8 @@ def profile_entries(
     eq: NormalEquations | None,
     samples: np.ndarray,
     fitted: np.ndarray,
+    *,
+    queue_free_judged: np.ndarray | None = None,
 ) -> list[dict[str, Any]]:
     """Per profile its status, samples, mean decode batch, queue-free share of its TTFT rows,
     and per value (PROFILE_VALUES) nominal, fitted, interval, status and identifiability."""
@@ -97,6 +104,20 @@ def profile_entries(
             entry["identifiability"] = _identifiability(
                 step if fitted[i] else None, eq, j, float(spread)
             )
+            if fitted[i] and _confounded(step, j):
+                # Counted at the best iterate of the fit that moved it (run.py); ttft_rows
+                # counts them at the refit that held it.
+                judged = (
+                    queue_free_judged
+                    if queue_free_judged is not None
+                    else (None if eq is None else eq.queue_free)
+                )
+                entry["queue_free_rows"] = 0 if judged is None else int(judged[i])
+                entry["reason"] = (
+                    f"{entry['queue_free_rows']} queue-free TTFT rows, "
+                    f"fewer than {MIN_QUEUE_FREE_ROWS}: its other rows are confounded by "
+                    "queueing, so it is kept at nominal"
+                )
             values[name] = entry
         statuses = {v["status"] for v in values.values()}
         queued = 0 if eq is None else int(eq.queued[i])
@@ -122,6 +143,10 @@ def profile_entries(
                 "mean_decode_batch": round(float(mean_batch[i]), 3),
                 # TTFT rows kept as queue-free (design.QUEUE_SHARE) and left out as queued.
                 "ttft_rows": {"queue_free": free, "queued": queued},
+                # Decode rows left out because held prefill rates filled them (design.py).
+                "decode_rows_left_out": 0
+                if eq is None or not len(eq.decode_left_out)
+                else int(eq.decode_left_out[i]),
                 "values": values,
             }
         )

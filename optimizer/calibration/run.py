@@ -22,7 +22,7 @@ import numpy as np
 
 from optimizer.calibration.design import Routes, accumulate, profile_of_request
 from optimizer.calibration.equations import Layout, NormalEquations
-from optimizer.calibration.fit import MAX_RELATIVE_CI, MIN_RATIO, Step, solve
+from optimizer.calibration.fit import MAX_RELATIVE_CI, MIN_RATIO, Step, solve, thin_evidence
 from optimizer.calibration.holdout import FIT_SHARE, split, verdict
 from optimizer.calibration.replay import (
     all_active,
@@ -33,18 +33,17 @@ from optimizer.calibration.replay import (
     replay,
 )
 from optimizer.calibration.report import (
-    PROFILE_VALUES,
     kept_bandwidths,
     link_entries,
     profile_entries,
     ttft_pairs,
 )
 from optimizer.calibration.split_rows import split_samples
+from optimizer.calibration.theta import kept, parameters, with_parameters
 from optimizer.errors import InputFileError
 from optimizer.observations import Observations
 from optimizer.sim.engine import SimResult
 from optimizer.topology import Topology
-from optimizer.topology_entries import Profile
 
 DEFAULT_MIN_SAMPLES = 50
 DEFAULT_MAX_ITERATIONS = 10
@@ -67,49 +66,6 @@ class CalibrationResult:
 
     topology: Topology
     report: dict[str, Any]
-
-
-def parameters(
-    topology: Topology, links: tuple[int, ...], transfers: tuple[int, ...] = ()
-) -> np.ndarray:
-    """θ of a fleet (design.Layout's order): 1/prefill rate, decode step and per-sequence
-    step per profile, in seconds, then the RTT of each link in `links`, then the seconds per
-    byte of each link in `transfers`."""
-    p = topology.profiles
-    return np.concatenate(
-        [
-            [1.0 / pr.prefill_tokens_per_s for pr in p],
-            [pr.decode_step_ms / 1000.0 for pr in p],
-            [pr.decode_step_ms_per_seq / 1000.0 for pr in p],
-            [topology.links[i].rtt_ms / 1000.0 for i in links],
-            [8.0 / (topology.links[i].bandwidth_gbps * 1e9) for i in transfers],
-        ]
-    )
-
-
-def with_parameters(
-    topology: Topology, theta: np.ndarray, links: tuple[int, ...], transfers: tuple[int, ...] = ()
-) -> Topology:
-    """`topology` with profile speeds, fitted link RTTs and fitted link bandwidths taken from θ
-    (rounded for the file)."""
-    n = len(topology.profiles)
-    profiles = tuple(
-        pr.model_copy(
-            update={
-                "prefill_tokens_per_s": round(1.0 / theta[i], 2),
-                "decode_step_ms": round(theta[n + i] * 1000.0, 5),
-                "decode_step_ms_per_seq": round(theta[2 * n + i] * 1000.0, 6),
-            }
-        )
-        for i, pr in enumerate(topology.profiles)
-    )
-    new_links = list(topology.links)
-    for j, i in enumerate(links):
-        new_links[i] = new_links[i].model_copy(update={"rtt_ms": round(theta[3 * n + j] * 1e3, 4)})
-    for j, i in enumerate(transfers):
-        gbps = round(8.0 / (theta[3 * n + len(links) + j] * 1e9), 4)
-        new_links[i] = new_links[i].model_copy(update={"bandwidth_gbps": gbps})
-    return rebuilt(topology, profiles=profiles, links=tuple(new_links))
 
 
 def _link_samples(topology: Topology, observations: Observations, fit: np.ndarray) -> np.ndarray:
@@ -188,41 +144,75 @@ def calibrate(
     nominal_theta = parameters(fleet, links, transfers)
     routes = Routes(fleet, observations, layout)
 
-    theta = nominal_theta.copy()
     start = replay(fleet, observations)
     before_ttft = predicted(start)[0]
-    best = _Iterate(mismatch(start, observations, fit), theta, start)
-    result = start
-    step: Step | None = None
-    eq: NormalEquations | None = None
-    iterations = stale = 0
-    for iterations in range(1, max_iterations + 1):
-        progress(iterations / (max_iterations + 2), f"iteration {iterations}")
-        eq = accumulate(fleet, result, observations, theta, layout, routes, fit)
-        step = solve(
-            eq, nominal_theta, free, lower, min_rows=min_samples, max_relative_ci=EXPLORE_CI
-        )
-        # A full first step, then half steps: the replay's waits and batch sizes respond to
-        # the parameters, and a full step each time makes the weakly determined per-sequence
-        # step and the fixed step trade places from one iterate to the next.
-        new = theta + (1.0 if iterations == 1 else DAMPING) * (nominal_theta * step.z - theta)
-        # Relative to the larger of the two: a per-sequence step may sit at its bound, 0.
-        change = float(np.max(np.abs(new - theta) / np.maximum(np.abs(theta), np.abs(new))))
-        theta = new
-        result = replay(with_parameters(fleet, theta, links, transfers), observations)
-        score = mismatch(result, observations, fit)
-        if score < best.score:
-            best, stale = _Iterate(score, theta, result, step, eq), 0
-        else:
-            stale += 1
-        if change < tol or stale >= PATIENCE:
-            break
+    nominal_start = _Iterate(mismatch(start, observations, fit), nominal_theta.copy(), start)
+
+    def explore(free: np.ndarray, held_prefill: np.ndarray | None) -> tuple[_Iterate, int]:
+        """Iterate from nominal over the `free` values; the best iterate and the count."""
+        theta, result, best = nominal_theta.copy(), start, nominal_start
+        iterations = stale = 0
+        for iterations in range(1, max_iterations + 1):
+            progress(iterations / (max_iterations + 2), f"iteration {iterations}")
+            eq = accumulate(
+                fleet, result, observations, theta, layout, routes, fit, held_prefill=held_prefill
+            )
+            step = solve(
+                eq, nominal_theta, free, lower, min_rows=min_samples, max_relative_ci=EXPLORE_CI
+            )
+            # A full first step, then half steps: the replay's waits and batch sizes respond
+            # to the parameters, and a full step each time makes the weakly determined
+            # per-sequence step and the fixed step trade places from one iterate to the next.
+            new = theta + (1.0 if iterations == 1 else DAMPING) * (nominal_theta * step.z - theta)
+            # Relative to the larger of the two: a per-sequence step may sit at its bound, 0.
+            change = float(np.max(np.abs(new - theta) / np.maximum(np.abs(theta), np.abs(new))))
+            theta = new
+            result = replay(with_parameters(fleet, theta, links, transfers), observations)
+            score = mismatch(result, observations, fit)
+            if score < best.score:
+                best, stale = _Iterate(score, theta, result, step, eq), 0
+            else:
+                stale += 1
+            if change < tol or stale >= PATIENCE:
+                break
+        return best, iterations
+
+    best, iterations = explore(free, None)
     # The proposal moves only what the data at the best iterate pins down (fit.py,
     # "Identifiability", at MAX_RELATIVE_CI); everything else goes back to nominal exactly.
     progress((max_iterations + 1) / (max_iterations + 2), "judging what the data pins down")
     report_eq = accumulate(fleet, best.result, observations, best.theta, layout, routes, fit)
+    # Strictly, too, a value whose only evidence is confounded by queueing is held (fit.py,
+    # MIN_QUEUE_FREE_ROWS). Not while iterating: far from the truth the replay's own prefill
+    # times are off, few rows look queue-free, and a rate held there could never get near it.
+    # When the best iterate holds such a rate, the rest is fitted again from nominal with it
+    # held there and the decode rows its prefills fill left out (design.accumulate): the values
+    # fitted beside a wrongly moved rate had absorbed its error (measured on the twin suite: a
+    # 70B decode step proposed 1.57x its truth).
+    confounded = thin_evidence(report_eq, layout.size)
+    held_prefill = confounded[: layout.profiles] & fitted_profiles
+    queue_free_judged = report_eq.queue_free.copy()
+    if held_prefill.any():
+        best, more = explore(free & ~confounded, held_prefill)
+        iterations += more
+        report_eq = accumulate(
+            fleet,
+            best.result,
+            observations,
+            best.theta,
+            layout,
+            routes,
+            fit,
+            held_prefill=held_prefill,
+        )
     report_step = solve(
-        report_eq, nominal_theta, free, lower, min_rows=min_samples, max_relative_ci=MAX_RELATIVE_CI
+        report_eq,
+        nominal_theta,
+        free,
+        lower,
+        min_rows=min_samples,
+        max_relative_ci=MAX_RELATIVE_CI,
+        confounded=confounded,
     )
     # When the nominal replay stayed best, nothing moves: a value the data there places away
     # from nominal, which no iterate could make fit better, is not one it pins down.
@@ -256,7 +246,13 @@ def calibrate(
         "min_samples": min_samples,
         "iterations": iterations,
         "profiles": profile_entries(
-            fleet, calibrated, report_step, report_eq, profile_samples, fitted_profiles
+            fleet,
+            calibrated,
+            report_step,
+            report_eq,
+            profile_samples,
+            fitted_profiles,
+            queue_free_judged=queue_free_judged,
         ),
         "links": link_entries(
             fleet,
@@ -279,13 +275,3 @@ def calibrate(
     }
     progress(1.0, "done")
     return CalibrationResult(topology=calibrated, report=report)
-
-
-def kept(old: Profile, new: Profile, identified: np.ndarray, i: int, n: int) -> Profile:
-    """Profile i with its identified values from `new` and the rest exactly as in `old`."""
-    update = {
-        name: getattr(new, name)
-        for name, j in zip(PROFILE_VALUES, (i, n + i, 2 * n + i), strict=True)
-        if identified[j]
-    }
-    return old.model_copy(update=update) if update else old

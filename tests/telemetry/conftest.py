@@ -1,30 +1,20 @@
-"""Telemetry fixtures: an isolated state store per test, and pushing through the API."""
+"""Telemetry fixtures: SLOs evaluated on every outcome, and pushing through the API."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from telemetry import breaches, storage
-from telemetry.nodes import known_nodes
-from telemetry.store import get_store
 
 SERVICE_AUTH: dict[str, str] = {}
 
 
 @pytest.fixture(autouse=True)
-def _isolated_state(settings: Any) -> Iterator[None]:
-    settings.LOCUS_TELEMETRY_STATE_PREFIX = f"locus-test:{uuid.uuid4().hex[:12]}"
+def _evaluate_every_outcome(settings: Any) -> None:
+    """Every outcome evaluates its SLO (the state store is emptied per test by the root
+    conftest, `_isolate_telemetry`)."""
     settings.LOCUS_SLO_EVAL_INTERVAL_SECONDS = 0.0
-    storage.clear_caches()
-    known_nodes.clear()
-    breaches.slo_cache.clear()
-    breaches._last_eval.clear()
-    yield
-    get_store().clear()
 
 
 @pytest.fixture

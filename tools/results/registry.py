@@ -248,7 +248,10 @@ mkdir -p var/results docs/results/reports/calibration-known-truth
             "of the "
             "nominal fleet's capacity, spread (least-loaded) or concentrated (weighted-score, "
             "which piles onto the fast nodes), 10 s telemetry; `calibrate` starts from the "
-            "nominal fleet. Nothing in the calibration was tuned on this suite."
+            "nominal fleet. Nothing in the calibration was tuned on this suite, but one rule "
+            "came from it: the minimum of queue-free TTFT rows a prefill rate needs (docs/"
+            "twin.md, step 6) was added after this suite found rates fitted from none, so "
+            "these figures no longer judge that rule blind."
         ),
         script="""\
 mkdir -p docs/results/reports/twin-suite

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from console.placement.engine.runtime import reset_runtime, runtime
-from telemetry.store import get_store
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +34,6 @@ def test_a_batch_decides_as_the_same_requests_in_sequence(
     policy: str, example_engine: Any, engine_settings: Any, client_for: Any
 ) -> None:
     engine_settings.LOCUS_DEFAULT_POLICY = policy
-    get_store().clear()  # no telemetry left by other tests: the engine's own counts decide
     reset_runtime()
     runtime().refresh()
     service = client_for("service")

@@ -70,8 +70,12 @@ def test_a_held_out_fleet_is_recovered_without_harm(
     nominal, truth = _gpu_poor()
     scenario = Scenario(str(AZURE), traffic, utilisation, limit=1500)
     outcome = _check(nominal, truth, scenario, tmp_path / "obs.jsonl")
-    # Not vacuous: both prefill rates and the decode steps are pinned and moved.
-    assert outcome["pinned"] >= 4 and outcome["verdict"] == IMPROVED
+    # Not vacuous: both prefill rates and the decode steps are pinned and moved; except where
+    # concentrated overload leaves the H100 overflow seen only queued (2 queue-free TTFT rows,
+    # fewer than fit.MIN_QUEUE_FREE_ROWS): its prefill rate, and the decode terms whose rows
+    # its prefills fill, are not identifiable, and the A10G's three values are what is pinned.
+    seen_queued = traffic == "concentrated" and utilisation > 1
+    assert outcome["pinned"] >= (3 if seen_queued else 4) and outcome["verdict"] == IMPROVED
 
 
 def test_observations_of_the_nominal_fleet_change_nothing(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ stale telemetry, drain, and its recent decisions flagged when placed in the brea
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -14,17 +13,8 @@ from console.inventory.models import Node
 from console.placement.engine.runtime import runtime
 from console.placement.models import BreakerEvent, DecisionRecord
 from telemetry.models import BreachNode, SlaBreach
-from telemetry.store import get_store
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def telemetry_store() -> Iterator[None]:
-    """The in-process latest-state store outlives a test: leave it as it was found (empty),
-    or later tests would see this node's telemetry go stale."""
-    yield
-    get_store().clear()
 
 
 def _breach(
@@ -85,7 +75,7 @@ def test_a_red_node_says_why(fleet: Any, client_for: Any) -> None:
 
 
 def test_a_healthy_node_has_no_reasons(
-    fleet: Any, client_for: Any, django_capture_on_commit_callbacks: Any, telemetry_store: None
+    fleet: Any, client_for: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     sample = {"node": "muc-l4-1", "ts": timezone.now().isoformat(), "metrics": {"running": 3}}
     with django_capture_on_commit_callbacks(execute=True):  # the ingest runs after commit

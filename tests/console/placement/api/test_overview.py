@@ -4,18 +4,14 @@ API and breaches opened by the evaluator (telemetry/breaches.py)."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.utils import timezone
 
-from telemetry import breaches
 from telemetry.breaches import breaches_evaluate
 from telemetry.models import SlaBreach
-from telemetry.store import get_store
 
 pytestmark = pytest.mark.django_db
 
@@ -32,19 +28,15 @@ SLOW = {"ttft_ms": 5000, "e2e_ms": 9000, "ok": True}  # interactive's TTFT targe
 
 
 @pytest.fixture(autouse=True)
-def slo_windows_of_this_test(settings: Any) -> Iterator[None]:
-    """Own SLO windows, and rules at a 3-day period (a tenth of the workbook's): page 14.4x
-    over 360 s and 30 s held 12 s, ticket 6x over 2160 s and 180 s held 90 s; 6-s buckets,
-    so a test's outcomes of the last few seconds are all in every window."""
-    settings.LOCUS_TELEMETRY_STATE_PREFIX = f"locus-test:{uuid.uuid4().hex[:12]}"
+def slo_rules_of_this_test(settings: Any) -> None:
+    """Rules at a 3-day period (a tenth of the workbook's): page 14.4x over 360 s and 30 s
+    held 12 s, ticket 6x over 2160 s and 180 s held 90 s; 6-s buckets, so a test's outcomes
+    of the last few seconds are all in every window. (Each test's SLO windows start empty:
+    tests/conftest.py, `_isolate_telemetry`.)"""
     settings.LOCUS_SLO_PERIOD_DAYS = 3.0
     settings.LOCUS_SLO_MIN_REQUESTS = 20
     # The first outcome evaluates (too few requests to judge); the test evaluates after.
     settings.LOCUS_SLO_EVAL_INTERVAL_SECONDS = 3600.0
-    breaches.slo_cache.clear()
-    breaches._last_eval.clear()
-    yield
-    get_store().clear()
 
 
 def _report(service: Any, request: dict[str, Any], outcomes: list[dict[str, Any]]) -> None:
