@@ -234,7 +234,9 @@ class EmulatedFleet:
         if stream:
             self._streams[node] += 1
         sim_node.in_flight += 1
-        if not prefilled:
+        if prefilled:  # published as running until admitted (`optimizer.sim.occupancy`)
+            sim_node.expected.add(rid)
+        else:
             sim_node.queued_tokens += prompt_tokens
         sim_node.sync()
         delay = half + PROMPT_BYTES_PER_TOKEN * prompt_tokens * route.s_per_byte
@@ -267,6 +269,7 @@ class EmulatedFleet:
         node = self.nodes[seq.node]
         if seq.at_node is None:  # still on the network
             node.in_flight -= 1
+            node.expected.discard(seq.rid)
             node.queued_tokens -= seq.prompt_tokens
             node.sync()
         else:

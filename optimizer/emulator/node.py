@@ -114,6 +114,7 @@ class EmulatedNode(SimNode):
         elif rid in self.waiting:
             head = self.waiting[0] == rid
             self.waiting.remove(rid)
+            self.expected.discard(rid)
             self.queued_tokens -= t.prompt[rid]
             if head and self.waiting and self._admissible(self.waiting[0]):
                 self._cut(now)

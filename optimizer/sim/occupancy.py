@@ -17,6 +17,17 @@ blocks are pinned, not evictable while its prefill reads them; once prefilled, a
 join the cache pinned, as its own KV, and stay cached after it finishes while room lasts. A
 split request's decode half arrives prefilled: it reserves its whole sequence and its prompt
 blocks join the cache as after a prefill.
+
+What a node publishes of a decode half (issue #30): from the decision on it is `expected`, and
+until its admission it counts among the running sequences, not in the queue. It never waits
+for a prefill, only for a batch slot, and the decision's estimates price each queued request
+as a prompt to prefill (`optimizer.decide.state.estimates.queue_and_prefill`): counted in the
+queue, decode halves made mixed nodes look full for prefill while they sat idle. Among the
+running they weigh on the decode step and the batch-overflow wait, as they will. A real
+decode node's view differs in its timing: llm-d's sidecar sends the decode request only once
+the prefill is done, and vLLM counts it in `num_requests_waiting` while its KV is pulled
+(`WAITING_FOR_REMOTE_KVS`); the simulator keeps the decision-time count, which the deciders'
+`LiveState` models between samples. A run without splits has none, so it reports as before.
 """
 
 from __future__ import annotations
@@ -52,6 +63,7 @@ class NodeOccupancy:
         "state",
         "waiting",
         "in_flight",
+        "expected",
         "queued_tokens",
         "running",
         "batch",
@@ -87,6 +99,9 @@ class NodeOccupancy:
         # the queued ones; both survive a failure (the engine re-places late arrivals).
         self.in_flight = 0
         self.queued_tokens = 0
+        # Decode halves placed here and not admitted yet (crossing, or waiting): counted in
+        # `in_flight` or `waiting`, published as running (see the module docstring).
+        self.expected: set[int] = set()
         self._reset()
 
     def _reset(self) -> None:
@@ -102,8 +117,9 @@ class NodeOccupancy:
     def sync(self) -> None:
         """Publish the dynamic state to the fleet's columns policies read."""
         row = self._dynamic[self.index]
-        row[D_QUEUE] = len(self.waiting) + self.in_flight
-        row[D_RUNNING] = self.running
+        expected = len(self.expected)
+        row[D_QUEUE] = len(self.waiting) + self.in_flight - expected
+        row[D_RUNNING] = self.running + expected
         row[D_KV_USED] = self.reserved
         row[D_QUEUED_TOKENS] = self.queued_tokens
         self._fleet.set_state(self.index, self.state)
@@ -133,6 +149,7 @@ class NodeOccupancy:
         prompt = t.prompt[rid]
         if t.prefilled[rid]:
             left = 0.0
+            self.expected.discard(rid)
         else:
             cached = min(matched * BLOCK_TOKENS, prompt)
             t.cached[rid] = cached
@@ -170,6 +187,7 @@ class NodeOccupancy:
         re-places them)."""
         self.handing.clear()
         requeue = list(self.waiting)
+        self.expected.difference_update(requeue)
         self.queued_tokens -= sum(self._table.prompt[rid] for rid in requeue)
         self._reset()
         self.state = "down"

@@ -143,7 +143,11 @@ class Placer:
         counts the send until the next scrape, and the breakers the pick."""
         if self.telemetry is not None:
             live = self._live(rid)
-            live.sent(node, self.table.model[rid], request.prefix_hashes)
+            # A split's decode half counts as running on its node, as the node reports it
+            # (`optimizer.sim.occupancy`), not as a queued prompt (issue #30).
+            live.sent(
+                node, self.table.model[rid], request.prefix_hashes, decode_only=prefill is not None
+            )
             if prefill is not None:
                 live.sent(prefill, self.table.model[rid], request.prefix_hashes)
         if self.breakers is not None:

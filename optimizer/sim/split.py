@@ -5,9 +5,10 @@ the model's `kv_bytes_per_token`) crosses to the decode node's site after the li
 its bandwidth: `Fleet.kv_rtt_s` and `Fleet.kv_s_per_byte`, the figures the decision's split
 stage estimates with, so the simulator and the decision price the same transfer. Egress is
 paid on the KV bytes between two sites. On arrival the prefill node frees the prompt's KV and
-the decode node queues the request, prefilled. The decode node counts the request in its
-queue from the decision on (it is expected there), so a request that will never reach it
-(its prefill node failed, or the decode node did) is taken off with `unexpect`.
+the decode node queues the request, prefilled. The decode node counts the request from the
+decision on (it is expected there, among its running sequences: `optimizer.sim.occupancy`),
+so a request that will never reach it (its prefill node failed, or the decode node did) is
+taken off with `unexpect`.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class KvTransfers:
         table.half_rtt[rid] = self._routes[(source, self._site[decode])].rtt_s / 2.0
         expecting = self.nodes[decode]
         expecting.in_flight += 1
+        expecting.expected.add(rid)  # published as running, not queued (`optimizer.sim.occupancy`)
         expecting.sync()
         node = self.nodes[prefill]
         route = self._routes[(source, self._site[prefill])]
@@ -118,4 +120,5 @@ class KvTransfers:
         """A split request will not reach the decode node that expects it."""
         decode = self.nodes[self.table.node[rid]]
         decode.in_flight -= 1
+        decode.expected.discard(rid)
         decode.sync()

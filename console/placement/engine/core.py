@@ -296,18 +296,24 @@ class Engine:
 
     def _remember(self, request: PlacementRequest, pair: Pair) -> None:
         """The live state learns of the send: to the decode node, and to a split's prefill
-        node too (its queue and prefix cache), as the simulator's `send` does."""
+        node too (its queue and prefix cache), as the simulator's `Placer.sent` does. A
+        split's decode half counts as running there, not as a queued prompt (issue #30,
+        `LiveState.sent`), and the shared view carries which half it is."""
         fleet, live = self._fleet, self._live
         assert fleet is not None and live is not None
         model = fleet.model_index[request.model]
-        live.sent(pair.decode, model, request.prefix_hashes)
+        split = pair.prefill is not None
+        live.sent(pair.decode, model, request.prefix_hashes, decode_only=split)
         if pair.prefill is not None:
             live.sent(pair.prefill, model, request.prefix_hashes)
             self.breakers.on_pick(fleet.names[pair.prefill])
         self.breakers.on_pick(fleet.names[pair.decode])
         if self.on_sent is not None:
-            for node in (pair.decode, pair.prefill):
+            at = time.time()
+            for node, decode_only in ((pair.decode, split), (pair.prefill, False)):
                 if node is not None:
                     self.on_sent(
-                        Send(fleet.names[node], request.model, request.prefix_hashes, time.time())
+                        Send(
+                            fleet.names[node], request.model, request.prefix_hashes, at, decode_only
+                        )
                     )

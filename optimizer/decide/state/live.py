@@ -10,8 +10,16 @@ the prompts it sent to each node, an LRU within the node's KV room, as llm-d's a
 prefix-cache scorer does. Queued prompt tokens are not exported either, so that column stays
 0 (the estimates then assume queued requests as long as the one being placed).
 
+A split's decode half (issue #30) is not a queued prompt: it arrives prefilled and only takes
+a batch slot. Pricing it as one more prompt to prefill made mixed nodes that took decode halves
+look full for prefill (`optimizer.decide.state.estimates.queue_and_prefill` prices each queued
+request as one like the one being placed), so they sat idle while the prefill nodes ran over
+capacity. It counts as running instead, which the decode-side wait and the batch-overflow terms
+read, as the simulator's node reports it in a sample (`optimizer.sim.occupancy`, `sync`).
+
 `dynamic` is what policies read (`optimizer.decide.state.candidates.Candidates`): the sampled
-columns with the requests sent since added to the queue.
+columns with the requests sent since added to the queue, and the decode halves sent since to
+the running sequences.
 """
 
 from __future__ import annotations
@@ -59,6 +67,8 @@ class LiveState:
         self.dynamic = np.zeros((n, DYNAMIC_COLUMNS), dtype=np.float64)
         self.measured_at = np.full(n, np.nan)
         self.sent_since = np.zeros(n, dtype=np.int64)
+        # Decode halves of splits sent since the last sample: re-added to its running count.
+        self.decode_since = np.zeros(n, dtype=np.int64)
         self.prefix = PrefixIndex(n)
         if previous is not None:
             for name, old in previous.fleet.index_of.items():
@@ -69,15 +79,18 @@ class LiveState:
                 self.dynamic[i] = previous.dynamic[old]
                 self.measured_at[i] = previous.measured_at[old]
                 self.sent_since[i] = previous.sent_since[old]
+                self.decode_since[i] = previous.decode_since[old]
                 cache = previous.prefix.caches[old]
                 if cache is not None:
                     self.prefix.adopt(i, cache)
 
     def observe(self, node: int, sample: NodeSample) -> None:
         """A sample of `node` arrived. The requests counted as sent since the last sample
-        restart from 0 only when this one was measured later (it may include them)."""
+        restart from 0 only when this one was measured later (it may include them): prompts
+        in its queue, decode halves among its running sequences."""
         if not sample.measured_at <= self.measured_at[node]:  # also when none is known (NaN)
             self.sent_since[node] = 0
+            self.decode_since[node] = 0
             self.measured_at[node] = sample.measured_at
         row = self.sampled[node]
         row[D_QUEUE] = sample.queue_depth
@@ -85,6 +98,7 @@ class LiveState:
         row[D_KV_USED] = int(sample.kv_usage * self._capacity[node])
         self.dynamic[node] = row
         self.dynamic[node, D_QUEUE] += self.sent_since[node]
+        self.dynamic[node, D_RUNNING] += self.decode_since[node]
 
     def observe_all(self, samples: Mapping[str, NodeSample]) -> None:
         """Samples by node name (names the fleet does not have are ignored)."""
@@ -94,20 +108,39 @@ class LiveState:
             if i is not None:
                 self.observe(i, sample)
 
-    def sent(self, node: int, model: int, hashes: tuple[int, ...]) -> None:
-        """This engine sent a request of `model` with prompt blocks `hashes` to `node`."""
-        self.sent_since[node] += 1
-        self.dynamic[node, D_QUEUE] += 1
+    def sent(
+        self, node: int, model: int, hashes: tuple[int, ...], *, decode_only: bool = False
+    ) -> None:
+        """This engine sent a request of `model` with prompt blocks `hashes` to `node`; with
+        `decode_only`, a split's decode half (it counts as running, not queued: see above).
+        Its prompt blocks join the node's cache either way (a decode half's KV arrives)."""
+        self._count(node, decode_only)
         self._placed(node, model, hashes)
 
-    def sent_by_peer(self, node: int, model: int, hashes: tuple[int, ...], at: float) -> None:
-        """Another decider sent a request to `node` at `at` (its clock, as `measured_at`'s):
-        its prompt blocks join the node's prefix cache either way, and it counts as queued
-        only if the node's last sample was measured before it (a later one covers it)."""
+    def sent_by_peer(
+        self,
+        node: int,
+        model: int,
+        hashes: tuple[int, ...],
+        at: float,
+        *,
+        decode_only: bool = False,
+    ) -> None:
+        """Another decider sent a request (`decode_only`: a split's decode half) to `node` at
+        `at` (its clock, as `measured_at`'s): its prompt blocks join the node's prefix cache
+        either way, and it counts as `sent` counts it only if the node's last sample was
+        measured before it (a later one covers it)."""
         if not at <= self.measured_at[node]:  # also when no sample is known (NaN)
+            self._count(node, decode_only)
+        self._placed(node, model, hashes)
+
+    def _count(self, node: int, decode_only: bool) -> None:
+        if decode_only:
+            self.decode_since[node] += 1
+            self.dynamic[node, D_RUNNING] += 1
+        else:
             self.sent_since[node] += 1
             self.dynamic[node, D_QUEUE] += 1
-        self._placed(node, model, hashes)
 
     def _placed(self, node: int, model: int, hashes: tuple[int, ...]) -> None:
         if hashes:

@@ -135,3 +135,27 @@ def test_http_and_simulator_answer_the_same_pairs(engine_settings: Any, client_f
     explained = {k: v for k, v in receipt["split"].items() if not k.startswith("prefill_")}
     assert explained == split.explain()
     assert np.isfinite(explained["transfer_ms"])
+
+
+def test_a_decode_half_does_not_make_its_mixed_node_look_full_for_prefill(
+    engine_settings: Any, client_for: Any
+) -> None:
+    """Issue #30: a split's decode half counts among its node's running sequences in the
+    engine's live state, not as a queued prompt; so the next long prompt's one-node estimate
+    on that (mixed) node is not a whole prefill (5 s on edge-m) longer."""
+    _, rt = install()
+    Node.objects.filter(name__in=["core-d", "edge-d"]).update(state="draining")
+    rt.refresh()
+    body = {**SPLIT_BODY, "explain": True}
+    first = _place(client_for, body)
+    assert (first["node"], first["prefill_node"]) == ("edge-m", "core-p")
+    second = _place(client_for, body)
+
+    def edge_m(answer: dict[str, Any]) -> dict[str, Any]:  # its explained candidate row
+        rows: list[dict[str, Any]] = answer["candidates"]
+        return next(row for row in rows if row["node"] == "edge-m")
+
+    before, after = edge_m(first), edge_m(second)
+    assert (after["queue_depth"], after["running"]) == (0, 1)
+    # A busy node's half decode step (11 ms on edge-m), not 5,000 ms of prefill ahead.
+    assert 0 < after["estimated_ttft_ms"] - before["estimated_ttft_ms"] < 50

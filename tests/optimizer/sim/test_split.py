@@ -12,9 +12,10 @@ import pytest
 from optimizer.cli import main
 from optimizer.decide.pipeline import Pipeline
 from optimizer.decide.registry import get_filter, get_policy, get_splitter
-from optimizer.decide.state.fleet import Fleet
+from optimizer.decide.state.fleet import D_QUEUE, D_RUNNING, Fleet
 from optimizer.sim import ScheduledEvent, Simulator, simulate
 from optimizer.sim.requests import FAILED, SERVED
+from optimizer.sim.telemetry import TelemetryModel
 from optimizer.topology_files import load_topology
 from tests.optimizer.fleets import MOONCAKE, REPO, pd_topology, request
 
@@ -106,7 +107,33 @@ def test_a_failed_prefill_node_loses_nothing_queued_and_its_decode_node_stops_ex
     # and prefilled in the cloud.
     assert t.status == [FAILED, SERVED, SERVED]
     assert t.prefill_node[1:] == [fleet.index_of["cloud-p"]] * 2
-    assert all(n.in_flight == 0 and n.reserved == 0 for n in result.nodes)
+    assert all(n.in_flight == 0 and n.reserved == 0 and not n.expected for n in result.nodes)
+
+
+def test_a_decode_half_is_reported_and_counted_as_running_not_as_a_queued_prompt() -> None:
+    """Issue #30: the decode node publishes the decode half it expects among its running
+    sequences (it needs a batch slot, no prefill), the decider's live state counts it the
+    same way between samples, and a sample taken then shows what the live state held."""
+    topology = pd_topology(keep_nodes=("core-p", "edge-m"))
+    policy = get_policy("weighted-score", topology)
+    sim = Simulator(
+        topology,
+        policy,
+        [request(topology, prompt=PROMPT, slo=None)],
+        [0.0],
+        telemetry=TelemetryModel(interval_s=1000.0),
+        splitter=get_splitter("pd-threshold"),
+    )
+    p, d = sim.fleet.index_of["core-p"], sim.fleet.index_of["edge-m"]
+    sim.send(0, d, 0.0, p)
+    assert (sim.dynamic[d, D_QUEUE], sim.dynamic[d, D_RUNNING]) == (0, 1)
+    assert (sim.dynamic[p, D_QUEUE], sim.dynamic[p, D_RUNNING]) == (1, 0)
+    assert sim.placer.telemetry is not None
+    feed = sim.placer.telemetry
+    held = feed.live.dynamic[:, [D_QUEUE, D_RUNNING]].copy()
+    assert held[[p, d]].tolist() == [[1, 0], [0, 1]]
+    feed.deliver(feed.take(sim.dynamic, 0.0))
+    assert np.array_equal(feed.live.dynamic[:, [D_QUEUE, D_RUNNING]], held)
 
 
 def _cli(tmp_path: Path, name: str, *extra: str) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from optimizer.decide.request import BLOCK_TOKENS
-from optimizer.decide.state.fleet import D_QUEUE, S_KV_CAPACITY, Fleet
+from optimizer.decide.state.fleet import D_QUEUE, D_RUNNING, S_KV_CAPACITY, Fleet
 from optimizer.decide.state.live import LiveState, NodeSample
 from optimizer.decide.state.shared import Send, decode, encode, merge
 
@@ -23,13 +23,22 @@ def test_a_merged_send_counts_as_one_of_its_own(fleet: Fleet) -> None:
     for live in (own, shared):
         live.observe_all({name: _sample(100.0) for name in fleet.names})
     sends = [
-        Send(fleet.names[i % fleet.size], model, (7, 8, 9) if i % 2 else (7, 5), 101.0 + i)
+        Send(
+            fleet.names[i % fleet.size],
+            model,
+            (7, 8, 9) if i % 2 else (7, 5),
+            101.0 + i,
+            decode_only=i % 3 == 0,  # some are splits' decode halves (issue #30)
+        )
         for i in range(10)
     ]
     for s in sends:
-        own.sent(fleet.index_of[s.node], fleet.model_index[s.model], s.hashes)
+        own.sent(
+            fleet.index_of[s.node], fleet.model_index[s.model], s.hashes, decode_only=s.decode_only
+        )
     assert merge(shared, decode(encode(sends))) == len(sends)
     assert np.array_equal(own.dynamic, shared.dynamic)
+    assert shared.dynamic[:, D_RUNNING].sum() == fleet.size + 4  # the samples' and 4 halves
     index = np.arange(fleet.size)
     m = fleet.model_index[model]
     for probe in ((7, 8, 9), (7, 5), (8,)):
@@ -79,5 +88,29 @@ def test_merged_prefixes_stay_within_the_nodes_kv_room(fleet: Fleet) -> None:
 
 @pytest.mark.parametrize("payload", [b"", b"{}", b"[[1]]", b'[["a","m","x",[1]]]'])
 def test_anything_but_a_batch_is_refused(payload: bytes) -> None:
+    with pytest.raises(ValueError):
+        decode(payload)
+
+
+def test_a_decode_half_travels_as_a_fifth_element_and_old_rows_still_decode(fleet: Fleet) -> None:
+    model = next(iter(fleet.model_index))
+    node = fleet.names[0]
+    half, whole = Send(node, model, (1,), 101.0, True), Send(node, model, (2,), 101.0)
+    assert (
+        encode([half, whole])
+        == f'[["{node}","{model}",101.0,[1],1],["{node}","{model}",101.0,[2]]]'.encode()
+    )
+    assert decode(encode([half, whole])) == [half, whole]
+    # A batch from a decider that predates the phase: four elements, whole requests.
+    old = f'[["{node}","{model}",101.0,[1,2]]]'.encode()
+    assert decode(old) == [Send(node, model, (1, 2), 101.0, False)]
+    live = LiveState(fleet)
+    live.observe_all({name: _sample(100.0) for name in fleet.names})
+    merge(live, decode(old) + [half])
+    assert (live.dynamic[0, D_QUEUE], live.dynamic[0, D_RUNNING]) == (3, 2)
+
+
+@pytest.mark.parametrize("payload", [b'[["a","m",1.0,[1],1,0]]', b'[["a","m",1.0]]', b'["a"]'])
+def test_rows_of_other_lengths_are_refused(payload: bytes) -> None:
     with pytest.raises(ValueError):
         decode(payload)
