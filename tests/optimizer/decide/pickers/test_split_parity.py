@@ -116,16 +116,22 @@ class ReferenceSplitter(ThresholdSplitter):
 
 def _same_columns(trip: Trip, mixed: Candidates, prefix: PrefixIndex | None) -> None:
     """The pool pass's columns are the estimates' on the whole pool, bit for bit."""
-    pool = SplitPool(trip, pool_rows(trip)[:2], mixed, prefix)
+    rows = pool_rows(trip)
+    pool = SplitPool(trip, rows, mixed, prefix)
     whole = Candidates(trip.fleet, trip.request, trip.pool, trip.dynamic, prefix)
     est = whole.est
+    d_at = rows.decode_at
+    decode_wait, load = pool.decode_side(rows)
+    s, d = whole.static, whole.dynamic
     for got, want in (
         (pool.rtt_s, est.rtt_s),
         (pool.transfer_s, est.transfer_s),
         (pool.wait_s, est.wait_s),
         (pool.prefill_s, est.prefill_s),
-        (pool.decode_wait_s, decode_wait_s(whole)),
-        (pool.back_s, whole.routes[:, 0] / 2),
+        (decode_wait, decode_wait_s(whole)[d_at]),
+        (load, ((d[:, D_QUEUE] + d[:, D_RUNNING]) / s[:, S_MAX_BATCH])[d_at]),
+        (rows.back_s, whole.routes[:, 0] / 2),
+        (rows.decode_back_s, (whole.routes[:, 0] / 2)[d_at]),
     ):
         assert got.tobytes() == want.tobytes()
 
