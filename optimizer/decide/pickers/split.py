@@ -166,7 +166,7 @@ class ThresholdSplitter:
         aware = self.bandwidth_aware
         c = SplitPool(trip, rows, mixed, prefix)
         way_in = rows.back_s + c.transfer_s if aware else rows.back_s
-        done = (way_in + c.wait_s + c.prefill_s)[p_at]
+        done = (way_in + c.wait_s + c.prefill_s).take(p_at)
         p_order = bottom_k(done, min(k, len(p_at)))
         best_p = p_order[0]
         best_q = int(p_at[best_p])
