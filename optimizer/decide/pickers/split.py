@@ -23,9 +23,9 @@ The estimates are the decision's own (`optimizer.decide.state.estimates`): the p
 done time is its network way in, its queue wait and its uncached prefill; the decode node
 starts when the KV has arrived and it has a batch slot (its overflow wait, as the estimates
 count it), and answers over its own route back to the source. They are computed once over
-the trip's whole pool (`SplitPool`), only the terms the split reads, and each side takes its
-nodes' from there; the one-node answer's come from the same columns when the scorer made
-none.
+the trip's whole pool (`optimizer.decide.pickers.split_pool`: numpy columns, or Python floats
+for a small pool), only the terms the split reads, and each side takes its nodes' from
+there; the one-node answer's come from the same columns when the scorer made none.
 """
 
 from __future__ import annotations
@@ -33,99 +33,22 @@ from __future__ import annotations
 import numpy as np
 
 from optimizer.decide.framework import Pair, Split, Trip
+from optimizer.decide.pickers.split_pool import (
+    SMALL_POOL,
+    SmallSplitPool,
+    SplitPool,
+    bottom_k_small,
+    pool_rows,
+)
 from optimizer.decide.pickers.top_k import bottom_k
 from optimizer.decide.request import slo_targets_s
 from optimizer.decide.state.candidates import Candidates
-from optimizer.decide.state.estimates import (
-    PROMPT_BYTES_PER_TOKEN,
-    TYPICAL_OUTPUT_TOKENS,
-    queue_and_prefill,
-)
-from optimizer.decide.state.fleet import (
-    D_QUEUE,
-    D_RUNNING,
-    R_RTT_S,
-    R_S_PER_BYTE,
-    PoolRows,
-)
 from optimizer.decide.state.prefix import PrefixIndex
 
 # Prompts with fewer uncached tokens stay on one node: their prefill takes a few tens of
 # milliseconds on a datacentre GPU, less than a cross-site RTT. llm-d's handler takes the
 # threshold from its config (its examples use 0, splitting every prompt, inside one cluster).
 DEFAULT_THRESHOLD_TOKENS = 1024
-
-
-class SplitPool:
-    """What the split stage reads of each node of the trip's pool (every role), in pool
-    order: the prefill side's terms of `Estimates` (route, prompt transfer, queue wait,
-    uncached prefill, cached tokens), and what the decode side's terms (`decode_side`) are
-    made of. One pass over the pool serves both sides, and the mixed nodes' numbers equal
-    their candidates' estimates to the last bit: the same function (`queue_and_prefill`) on
-    the same rows."""
-
-    __slots__ = (
-        "rtt_s",
-        "transfer_s",
-        "wait_s",
-        "prefill_s",
-        "cached",
-        "_dynamic",
-        "_step",
-        "_overflow",
-    )
-
-    def __init__(
-        self,
-        trip: Trip,
-        rows: PoolRows,
-        mixed: Candidates,
-        prefix: PrefixIndex | None,
-    ) -> None:
-        """`rows`: the pool's (`pool_rows`)."""
-        request, pool = trip.request, trip.pool
-        s = rows.static
-        d = self._dynamic = trip.dynamic.take(pool, axis=0)
-        # The scorer's prefix match of the mixed candidates, placed on the pool: the holders
-        # are walked once (no blocks: nothing cached, as `Estimates` counts it).
-        hashes = request.prefix_hashes
-        blocks = mixed.prefix_match(prefix).on(pool) if hashes and prefix is not None else None
-        prompt = request.prompt_tokens
-        self.cached, self.prefill_s, _, self._step, self._overflow, self.wait_s = queue_and_prefill(
-            prompt, s, d, blocks
-        )
-        self.rtt_s = rows.routes[:, R_RTT_S]
-        self.transfer_s = PROMPT_BYTES_PER_TOKEN * prompt * rows.routes[:, R_S_PER_BYTE]
-
-    def decode_side(self, rows: PoolRows) -> tuple[np.ndarray, np.ndarray]:
-        """Of the decode nodes (`rows.decode_at`), in their order: when each could admit one
-        more sequence, and its load. A decode node runs no prefill queue, so the prompt-token
-        wait does not apply: half a decode step when it is busy, plus the overflow wait when
-        its batch is full."""
-        d_at, max_batch = rows.decode_at, rows.decode_max_batch
-        d = self._dynamic.take(d_at, axis=0)
-        step = self._step.take(d_at)
-        running = d[:, D_RUNNING]
-        wait = np.where(running > 0, 0.5 * step, 0.0) + np.maximum(
-            self._overflow.take(d_at), 0.0
-        ) / max_batch * (TYPICAL_OUTPUT_TOKENS * step)
-        return wait, (d[:, D_QUEUE] + running) / max_batch
-
-    def ttft_s(self, q: int) -> float:
-        """`Estimates.ttft_s` of the node at pool position `q`, in its order of operations."""
-        return float(self.rtt_s[q] + self.transfer_s[q] + self.wait_s[q] + self.prefill_s[q])
-
-
-def pool_rows(trip: Trip) -> PoolRows:
-    """The trip's pool's rows for the split stage: the constraints' (`StaticSplit.pool`)
-    when nothing narrowed them, as in most decisions."""
-    fleet, pool, split = trip.fleet, trip.pool, trip.split
-    if split is not None and pool is split.index:
-        return split.pool
-    request = trip.request
-    # `take` gathers rows at a third of fancy indexing's cost.
-    s = fleet.static[fleet.model_index[request.model]].take(pool, axis=0)
-    return fleet.pool_rows(pool, s, fleet.routes_from(request.source_site).take(pool, axis=0))
 
 
 class ThresholdSplitter:
@@ -164,10 +87,10 @@ class ThresholdSplitter:
         if not len(p_at) or not len(d_at):
             return None
         aware = self.bandwidth_aware
-        c = SplitPool(trip, rows, mixed, prefix)
-        way_in = rows.back_s + c.transfer_s if aware else rows.back_s
-        done = (way_in + c.wait_s + c.prefill_s).take(p_at)
-        p_order = bottom_k(done, min(k, len(p_at)))
+        small = len(pool) <= SMALL_POOL
+        c = (SmallSplitPool if small else SplitPool)(trip, rows, mixed, prefix)
+        done = c.done(rows, aware)
+        p_order = (bottom_k_small if small else bottom_k)(done, min(k, len(p_at)))
         best_p = p_order[0]
         best_q = int(p_at[best_p])
         cached = 0.0 if c.cached is None else c.cached[best_q] / request.prompt_tokens
@@ -181,16 +104,16 @@ class ThresholdSplitter:
         transfer = rows.decode_kv_rtt_s[site]
         if aware:
             transfer = transfer + kv_bytes * rows.decode_kv_s_per_byte[site]
-        decode_wait, load = c.decode_side(rows)
-        ttft = np.maximum(done[best_p] + transfer, decode_wait) + rows.decode_back_s
         ttft_target = slo_targets_s(request, fleet.topology)[0]
-        # Lower is better; NaN where no link joins the two sites, which `bottom_k` leaves out.
-        cost = ttft / ttft_target + self.LOAD_WEIGHT * load
+        # Costs are lower-better, NaN where no link joins the two sites (left out below).
+        decode_wait, ttft, cost = c.decode(
+            rows, transfer, done[best_p], ttft_target, self.LOAD_WEIGHT
+        )
         # A node paired with itself is a one-node answer, which the mixed side already has.
         self_at = int(np.searchsorted(d_at, best_q))
         if self_at < len(d_at) and d_at[self_at] == best_q:
             cost[self_at] = np.nan
-        d_order = bottom_k(cost, min(k, len(d_at)))
+        d_order = (bottom_k_small if small else bottom_k)(cost, min(k, len(d_at)))
         if not d_order:
             return None
         # Against the one-node answer the split would replace: the scorer's pick (its
