@@ -63,9 +63,14 @@ mkdir -p docs/results/reports/bench-decide
             "kept) for 8 to 1,000 candidates: `kernel` is the one-node decision (the roles "
             "filter runs), `split` the same pipeline ending with the split stage on an "
             "8,000-token prompt, which prices every prefill and decode node (on these random "
-            "states it keeps the one-node answer; the work is the same either way), "
-            "`reference` the per-node oracle. CPU time, on a 2-core machine shared with other "
-            "work."
+            "states it keeps the one-node answer at 8 candidates and splits from 64; the work "
+            "is the same either way), `reference` the per-node oracle. CPU time, on a 2-core "
+            "machine shared with other work. Pools of at most 24 nodes are priced in Python "
+            "floats, larger ones in numpy columns (`optimizer/decide/pickers/split_pool.py`). "
+            "A split costs about what the estimates of every node of the pool cost, which "
+            "weighted-score's one-node decision pays on the mixed nodes and random's, "
+            "round-robin's and least-loaded's never do: for those three, a split at 1,000 "
+            "candidates stays about 5 to 6 times their one-node decision (issue #30)."
         ),
         script="""\
 mkdir -p docs/results/reports/bench-decide-pd
