@@ -51,6 +51,13 @@ from optimizer.decide.state.prefix import PrefixIndex
 DEFAULT_THRESHOLD_TOKENS = 1024
 
 
+def _lowest(values: np.ndarray | list[float], k: int) -> list[int]:
+    """`bottom_k` of either pool pass's numbers (a list: the small pool's)."""
+    if isinstance(values, list):
+        return bottom_k_small(values, k)
+    return bottom_k(values, k)
+
+
 class ThresholdSplitter:
     """Split above a prompt-length threshold: prefill by queue plus prefix, decode by load
     and the transfer to it, kept when the pair's estimated TTFT beats the one-node pick's."""
@@ -87,10 +94,9 @@ class ThresholdSplitter:
         if not len(p_at) or not len(d_at):
             return None
         aware = self.bandwidth_aware
-        small = len(pool) <= SMALL_POOL
-        c = (SmallSplitPool if small else SplitPool)(trip, rows, mixed, prefix)
+        c = (SmallSplitPool if len(pool) <= SMALL_POOL else SplitPool)(trip, rows, mixed, prefix)
         done = c.done(rows, aware)
-        p_order = (bottom_k_small if small else bottom_k)(done, min(k, len(p_at)))
+        p_order = _lowest(done, min(k, len(p_at)))
         best_p = p_order[0]
         best_q = int(p_at[best_p])
         cached = 0.0 if c.cached is None else c.cached[best_q] / request.prompt_tokens
@@ -113,7 +119,7 @@ class ThresholdSplitter:
         self_at = int(np.searchsorted(d_at, best_q))
         if self_at < len(d_at) and d_at[self_at] == best_q:
             cost[self_at] = np.nan
-        d_order = (bottom_k_small if small else bottom_k)(cost, min(k, len(d_at)))
+        d_order = _lowest(cost, min(k, len(d_at)))
         if not d_order:
             return None
         # Against the one-node answer the split would replace: the scorer's pick (its
