@@ -107,9 +107,9 @@ class ThresholdSplitter:
         kv_bytes = request.prompt_tokens * fleet.kv_per_token[model]
         # From the prefill node's site to each decode node's (NaN: no link joins them).
         site = rows.sites[best_q]
-        transfer = rows.decode_kv_rtt_s[site]
+        transfer = fleet.kv_rtt_s[site].take(rows.decode_sites)
         if aware:
-            transfer = transfer + kv_bytes * rows.decode_kv_s_per_byte[site]
+            transfer = transfer + kv_bytes * fleet.kv_s_per_byte[site].take(rows.decode_sites)
         ttft_target = slo_targets_s(request, fleet.topology)[0]
         # Costs are lower-better, NaN where no link joins the two sites (left out below).
         decode_wait, ttft, cost = c.decode(

@@ -83,10 +83,9 @@ class PoolRows:
     """What the split stage (`optimizer.decide.pickers.split`) reads of a pool's static
     columns: every node's static and route rows, half its route's RTT (the first token's way
     back), its site, and the positions in the pool of the nodes that may prefill and of those
-    that may decode; for the decode nodes, their batch limits, halved RTTs and, per site a KV
-    may come from, the RTT and seconds per byte of its way to each of them. Gathered once per
-    `StaticSplit`, so a decision only reads them (numpy's fixed cost per call is most of a
-    small pool's)."""
+    that may decode; for the decode nodes, their batch limits, halved RTTs and sites. Gathered
+    once per `StaticSplit`, so a decision only reads them (numpy's fixed cost per call is most
+    of a small pool's)."""
 
     static: np.ndarray
     routes: np.ndarray
@@ -96,8 +95,7 @@ class PoolRows:
     decode_at: np.ndarray
     decode_max_batch: np.ndarray
     decode_back_s: np.ndarray
-    decode_kv_rtt_s: np.ndarray
-    decode_kv_s_per_byte: np.ndarray
+    decode_sites: np.ndarray
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +240,6 @@ class Fleet:
         """`PoolRows` of the nodes `pool` (ascending), whose static and route rows are given."""
         sites = self.node_site.take(pool)
         d_at = np.flatnonzero(self.can_decode[pool])
-        d_sites = sites.take(d_at)
         back = routes[:, R_RTT_S] / 2
         return PoolRows(
             static,
@@ -253,8 +250,7 @@ class Fleet:
             d_at,
             static[:, S_MAX_BATCH].take(d_at),
             back.take(d_at),
-            self.kv_rtt_s.take(d_sites, axis=1),
-            self.kv_s_per_byte.take(d_sites, axis=1),
+            sites.take(d_at),
         )
 
 
