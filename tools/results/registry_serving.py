@@ -67,10 +67,12 @@ mkdir -p docs/results/reports/bench-decide
             "is the same either way), `reference` the per-node oracle. CPU time, on a 2-core "
             "machine shared with other work. Pools of at most 24 nodes are priced in Python "
             "floats, larger ones in numpy columns (`optimizer/decide/pickers/split_pool.py`). "
-            "A split costs about what the estimates of every node of the pool cost, which "
-            "weighted-score's one-node decision pays on the mixed nodes and random's, "
-            "round-robin's and least-loaded's never do: for those three, a split at 1,000 "
-            "candidates stays about 5 to 6 times their one-node decision (issue #30)."
+            "A split costs about what the estimates of every node of the pool cost, which a "
+            "one-node decision pays (on the mixed nodes) only when its policy reads them: at "
+            "1,000 candidates the split is within twice the one-node decision's p99 for "
+            "latency-first, cost-first, data-gravity and weighted-score, not for the policies "
+            "that read no estimate or only some columns (random, round-robin, least-loaded: "
+            "5 to 7 times; prefix-aware, kv-aware: just over twice; issue #30)."
         ),
         script="""\
 mkdir -p docs/results/reports/bench-decide-pd
