@@ -65,7 +65,7 @@ mkdir -p docs/results/reports/bench-decide
             "8,000-token prompt, which prices every prefill and decode node (on these random "
             "states it keeps the one-node answer at 8 candidates and splits from 64; the work "
             "is the same either way), `reference` the per-node oracle. CPU time, on a 2-core "
-            "machine shared with other work. Pools of at most 24 nodes are priced in Python "
+            "machine shared with other work. Pools of at most 16 nodes are priced in Python "
             "floats, larger ones in numpy columns (`optimizer/decide/pickers/split_pool.py`). "
             "A split costs about what the estimates of every node of the pool cost, which a "
             "one-node decision pays (on the mixed nodes) only when its policy reads them: at "
