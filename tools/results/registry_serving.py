@@ -69,10 +69,9 @@ mkdir -p docs/results/reports/bench-decide
             "floats, larger ones in numpy columns (`optimizer/decide/pickers/split_pool.py`). "
             "A split costs about what the estimates of every node of the pool cost, which a "
             "one-node decision pays (on the mixed nodes) only when its policy reads them: at "
-            "1,000 candidates the split is within twice the one-node decision's p99 for "
-            "latency-first, cost-first, data-gravity and weighted-score, not for the policies "
-            "that read no estimate or only some columns (random, round-robin, least-loaded: "
-            "5 to 7 times; prefix-aware, kv-aware: just over twice; issue #30)."
+            "1,000 candidates the split's p99 is 5 to 7 times the one-node decision's for "
+            "random, round-robin and least-loaded, which read none, and about twice it "
+            "(1.7 to 2.2 times in this run) for the others (issue #30)."
         ),
         script="""\
 mkdir -p docs/results/reports/bench-decide-pd
