@@ -63,9 +63,15 @@ mkdir -p docs/results/reports/bench-decide
             "kept) for 8 to 1,000 candidates: `kernel` is the one-node decision (the roles "
             "filter runs), `split` the same pipeline ending with the split stage on an "
             "8,000-token prompt, which prices every prefill and decode node (on these random "
-            "states it keeps the one-node answer; the work is the same either way), "
-            "`reference` the per-node oracle. CPU time, on a 2-core machine shared with other "
-            "work."
+            "states it keeps the one-node answer at 8 candidates and splits from 64; the work "
+            "is the same either way), `reference` the per-node oracle. CPU time, on a 2-core "
+            "machine shared with other work. Pools of at most 16 nodes are priced in Python "
+            "floats, larger ones in numpy columns (`optimizer/decide/pickers/split_pool.py`). "
+            "A split costs about what the estimates of every node of the pool cost, which a "
+            "one-node decision pays (on the mixed nodes) only when its policy reads them: at "
+            "1,000 candidates the split's p99 is 5 to 7 times the one-node decision's for "
+            "random, round-robin and least-loaded, which read none, and about twice it "
+            "(1.7 to 2.2 times in this run) for the others (issue #30)."
         ),
         script="""\
 mkdir -p docs/results/reports/bench-decide-pd

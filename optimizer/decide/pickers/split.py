@@ -23,9 +23,9 @@ The estimates are the decision's own (`optimizer.decide.state.estimates`): the p
 done time is its network way in, its queue wait and its uncached prefill; the decode node
 starts when the KV has arrived and it has a batch slot (its overflow wait, as the estimates
 count it), and answers over its own route back to the source. They are computed once over
-the trip's whole pool (`SplitPool`), only the terms the split reads, and each side takes its
-nodes' from there; the one-node answer's come from the same columns when the scorer made
-none.
+the trip's whole pool (`optimizer.decide.pickers.split_pool`: numpy columns, or Python floats
+for a small pool), only the terms the split reads, and each side takes its nodes' from
+there; the one-node answer's come from the same columns when the scorer made none.
 """
 
 from __future__ import annotations
@@ -33,21 +33,16 @@ from __future__ import annotations
 import numpy as np
 
 from optimizer.decide.framework import Pair, Split, Trip
-from optimizer.decide.pickers.top_k import top_k
+from optimizer.decide.pickers.split_pool import (
+    SMALL_POOL,
+    SmallSplitPool,
+    SplitPool,
+    bottom_k_small,
+    pool_rows,
+)
+from optimizer.decide.pickers.top_k import bottom_k
 from optimizer.decide.request import slo_targets_s
 from optimizer.decide.state.candidates import Candidates
-from optimizer.decide.state.estimates import (
-    PROMPT_BYTES_PER_TOKEN,
-    TYPICAL_OUTPUT_TOKENS,
-    queue_and_prefill,
-)
-from optimizer.decide.state.fleet import (
-    D_QUEUE,
-    D_RUNNING,
-    R_RTT_S,
-    R_S_PER_BYTE,
-    S_MAX_BATCH,
-)
 from optimizer.decide.state.prefix import PrefixIndex
 
 # Prompts with fewer uncached tokens stay on one node: their prefill takes a few tens of
@@ -56,74 +51,11 @@ from optimizer.decide.state.prefix import PrefixIndex
 DEFAULT_THRESHOLD_TOKENS = 1024
 
 
-class SplitPool:
-    """What the split stage reads of each node of the trip's pool (every role), in pool
-    order: the prefill side's terms of `Estimates` (route, prompt transfer, queue wait,
-    uncached prefill, cached tokens) and the decode side's (batch-slot wait, the first
-    token's way back, load). One pass over the pool serves both sides, which take their
-    nodes' positions from it, and the mixed nodes' numbers equal their candidates' estimates
-    to the last bit: the same function (`queue_and_prefill`) on the same rows."""
-
-    __slots__ = (
-        "rtt_s",
-        "transfer_s",
-        "wait_s",
-        "prefill_s",
-        "cached",
-        "back_s",
-        "decode_wait_s",
-        "load",
-    )
-
-    def __init__(
-        self,
-        trip: Trip,
-        rows: tuple[np.ndarray, np.ndarray],
-        mixed: Candidates,
-        prefix: PrefixIndex | None,
-    ) -> None:
-        """`rows`: the pool's static and route rows (`pool_rows`)."""
-        request, pool = trip.request, trip.pool
-        s, r = rows
-        d = trip.dynamic.take(pool, axis=0)
-        # The scorer's prefix match of the mixed candidates, placed on the pool: the holders
-        # are walked once (no blocks: nothing cached, as `Estimates` counts it).
-        hashes = request.prefix_hashes
-        blocks = mixed.prefix_match(prefix).on(pool) if hashes and prefix is not None else None
-        prompt = request.prompt_tokens
-        self.cached, self.prefill_s, _, step, overflow, self.wait_s = queue_and_prefill(
-            prompt, s, d, blocks
-        )
-        self.rtt_s = r[:, R_RTT_S]
-        self.transfer_s = PROMPT_BYTES_PER_TOKEN * prompt * r[:, R_S_PER_BYTE]
-        self.back_s = self.rtt_s / 2
-        # A decode node runs no prefill queue, so the prompt-token wait does not apply: half a
-        # decode step when it is busy, plus the overflow wait when its batch is full.
-        max_batch = s[:, S_MAX_BATCH]
-        running = d[:, D_RUNNING]
-        self.decode_wait_s = np.where(running > 0, 0.5 * step, 0.0) + np.maximum(
-            overflow, 0.0
-        ) / max_batch * (TYPICAL_OUTPUT_TOKENS * step)
-        self.load = (d[:, D_QUEUE] + running) / max_batch
-
-    def ttft_s(self, q: int) -> float:
-        """`Estimates.ttft_s` of the node at pool position `q`, in its order of operations."""
-        return float(self.rtt_s[q] + self.transfer_s[q] + self.wait_s[q] + self.prefill_s[q])
-
-
-def pool_rows(trip: Trip) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The trip's pool's static and route rows, the positions in it of the nodes that may
-    prefill and of those that may decode, and each node's site index: the constraints'
-    (`StaticSplit`) when nothing narrowed them, as in most decisions."""
-    fleet, pool, split = trip.fleet, trip.pool, trip.split
-    if split is not None and pool is split.index:
-        return split.static, split.routes, split.prefill_at, split.decode_at, split.sites
-    request = trip.request
-    # `take` gathers rows at a third of fancy indexing's cost.
-    s = fleet.static[fleet.model_index[request.model]].take(pool, axis=0)
-    r = fleet.routes_from(request.source_site).take(pool, axis=0)
-    p_at = np.flatnonzero(fleet.can_prefill[pool])
-    return s, r, p_at, np.flatnonzero(fleet.can_decode[pool]), fleet.node_site.take(pool)
+def _lowest(values: np.ndarray | list[float], k: int) -> list[int]:
+    """`bottom_k` of either pool pass's numbers (a list: the small pool's)."""
+    if isinstance(values, list):
+        return bottom_k_small(values, k)
+    return bottom_k(values, k)
 
 
 class ThresholdSplitter:
@@ -156,15 +88,15 @@ class ThresholdSplitter:
             return None
         fleet = trip.fleet
         pool = trip.pool
+        rows = pool_rows(trip)
         # Positions in the pool of the nodes that may prefill, and of those that may decode.
-        s, r, p_at, d_at, sites = pool_rows(trip)
+        p_at, d_at = rows.prefill_at, rows.decode_at
         if not len(p_at) or not len(d_at):
             return None
         aware = self.bandwidth_aware
-        c = SplitPool(trip, (s, r), mixed, prefix)
-        way_in = c.back_s + c.transfer_s if aware else c.back_s
-        done = (way_in + c.wait_s + c.prefill_s)[p_at]
-        p_order = top_k(-done, min(k, len(p_at)))
+        c = (SmallSplitPool if len(pool) <= SMALL_POOL else SplitPool)(trip, rows, mixed, prefix)
+        done = c.done(rows, aware)
+        p_order = _lowest(done, min(k, len(p_at)))
         best_p = p_order[0]
         best_q = int(p_at[best_p])
         cached = 0.0 if c.cached is None else c.cached[best_q] / request.prompt_tokens
@@ -173,24 +105,23 @@ class ThresholdSplitter:
             return None
         model = fleet.model_index[request.model]
         kv_bytes = request.prompt_tokens * fleet.kv_per_token[model]
-        # Over the whole pool (one pass), then the decode nodes' positions.
-        site = sites[best_q]
-        transfer = fleet.kv_rtt_s[site].take(sites)
+        # From the prefill node's site to each decode node's (NaN: no link joins them).
+        site = rows.sites[best_q]
+        transfer = fleet.kv_rtt_s[site].take(rows.decode_sites)
         if aware:
-            transfer = transfer + kv_bytes * fleet.kv_s_per_byte[site].take(sites)
-        ttft = np.maximum(done[best_p] + transfer, c.decode_wait_s) + c.back_s
+            transfer = transfer + kv_bytes * fleet.kv_s_per_byte[site].take(rows.decode_sites)
         ttft_target = slo_targets_s(request, fleet.topology)[0]
-        score = -(ttft / ttft_target + self.LOAD_WEIGHT * c.load)[d_at]
-        reachable = score == score  # not NaN: a link joins the two sites
+        # Costs are lower-better, NaN where no link joins the two sites (left out below).
+        decode_wait, ttft, cost = c.decode(
+            rows, transfer, done[best_p], ttft_target, self.LOAD_WEIGHT
+        )
         # A node paired with itself is a one-node answer, which the mixed side already has.
         self_at = int(np.searchsorted(d_at, best_q))
         if self_at < len(d_at) and d_at[self_at] == best_q:
-            reachable[self_at] = False
-        if not reachable.any():
+            cost[self_at] = np.nan
+        d_order = _lowest(cost, min(k, len(d_at)))
+        if not d_order:
             return None
-        score = np.where(reachable, score, -np.inf)
-        d_order = [j for j in top_k(score, min(k, len(d_at))) if reachable[j]]
-        best_d = int(d_at[d_order[0]])
         # Against the one-node answer the split would replace: the scorer's pick (its
         # estimates when the scorer made them, else the pick's from the pool's columns).
         mixed_ttft: float | None = None
@@ -203,23 +134,23 @@ class ThresholdSplitter:
                 q = int(np.searchsorted(pool, mixed.index[pick]))
                 one_node = c.ttft_s(q) - (0.0 if aware else float(c.transfer_s[q]))
             mixed_ttft = float(one_node)
-            if ttft[best_d] >= mixed_ttft:
+            if ttft[d_order[0]] >= mixed_ttft:
                 return None
         answers: list[Pair] = []
         for j, d in enumerate(d_order):
             p = p_order[j] if j < len(p_order) else best_p
             dq = int(d_at[d])
-            pair_ttft, pair_transfer = float(ttft[dq]), float(transfer[dq])
+            pair_ttft, pair_transfer = float(ttft[d]), float(transfer[d])
             if p != best_p:  # the j-th fallback pairs the j-th decode and prefill nodes
                 pq = int(p_at[p])
-                a, b = sites[pq], sites[dq]
+                a, b = rows.sites[pq], rows.sites[dq]
                 x = float(fleet.kv_rtt_s[a, b])
                 if aware:
                     x += kv_bytes * float(fleet.kv_s_per_byte[a, b])
                 if x == x and pq != dq:  # reachable, and two nodes
                     pair_transfer = x
-                    pair_ttft = max(float(done[p]) + x, float(c.decode_wait_s[dq])) + float(
-                        c.back_s[dq]
+                    pair_ttft = max(float(done[p]) + x, float(decode_wait[d])) + float(
+                        rows.decode_back_s[d]
                     )
                 else:
                     p = best_p

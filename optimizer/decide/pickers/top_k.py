@@ -24,6 +24,24 @@ def top_k(scores: np.ndarray, k: int) -> list[int]:
     return head[np.argsort(-scores[head], kind="stable")[:k]].tolist()
 
 
+def bottom_k(values: np.ndarray, k: int) -> list[int]:
+    """The first `k` positions by ascending value, ties in order, leaving out NaN (a value
+    that could not be computed): `top_k(-values, k)` over the others, without negating a
+    copy of every value or masking the NaNs first."""
+    if k == 1:
+        j = int(np.argmin(values))  # the first NaN, when there is one
+        if values[j] == values[j]:
+            return [j]
+        known = np.flatnonzero(values == values)
+        return [int(known[np.argmin(values[known])])] if len(known) else []
+    n = len(values)
+    if n <= 256:  # argsort places NaNs last
+        return [j for j in np.argsort(values, kind="stable")[:k].tolist() if values[j] == values[j]]
+    threshold = np.partition(values, k - 1)[k - 1]  # the k-th lowest; NaN: fewer are known
+    head = np.flatnonzero(values <= threshold if threshold == threshold else values == values)
+    return head[np.argsort(values[head], kind="stable")[:k]].tolist()
+
+
 class TopKPicker:
     """The first `k` candidate positions by descending score (`top_k`)."""
 

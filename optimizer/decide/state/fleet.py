@@ -79,6 +79,26 @@ _STATE_REASON_CODE = np.array([0, 2, 3, 4], dtype=np.int8)  # indexed by state c
 
 
 @dataclass(frozen=True, slots=True)
+class PoolRows:
+    """What the split stage (`optimizer.decide.pickers.split`) reads of a pool's static
+    columns: every node's static and route rows, half its route's RTT (the first token's way
+    back), its site, and the positions in the pool of the nodes that may prefill and of those
+    that may decode; for the decode nodes, their batch limits, halved RTTs and sites. Gathered
+    once per `StaticSplit`, so a decision only reads them (numpy's fixed cost per call is most
+    of a small pool's)."""
+
+    static: np.ndarray
+    routes: np.ndarray
+    back_s: np.ndarray
+    sites: np.ndarray
+    prefill_at: np.ndarray
+    decode_at: np.ndarray
+    decode_max_batch: np.ndarray
+    decode_back_s: np.ndarray
+    decode_sites: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
 class StaticSplit:
     """The constraints of one (model, source site, residency) that ignore the request's
     lengths: `codes` (nodes,) reason codes, `index` the nodes passing them (topology order),
@@ -89,9 +109,8 @@ class StaticSplit:
     `min_capacity` is the smallest of `capacity` (infinity when no node passes): a request
     needing no more fits on every one of them, which the constraints filter then knows with
     one float comparison instead of two array operations. For the split stage
-    (`optimizer.decide.pickers.split`), when every one of them is in its pool: the
-    positions in `index` of the nodes that may prefill and of those that may decode, and
-    every node's site index."""
+    (`optimizer.decide.pickers.split`), when every one of them is in its pool: `pool`, its
+    static rows of them."""
 
     codes: np.ndarray
     index: np.ndarray
@@ -100,9 +119,7 @@ class StaticSplit:
     static: np.ndarray
     routes: np.ndarray
     min_capacity: float
-    prefill_at: np.ndarray
-    decode_at: np.ndarray
-    sites: np.ndarray
+    pool: PoolRows
 
 
 class Fleet:
@@ -216,9 +233,24 @@ class Fleet:
             static,
             routes,
             least,
-            np.flatnonzero(self.can_prefill[index]),
-            np.flatnonzero(self.can_decode[index]),
-            self.node_site[index],
+            self.pool_rows(index, static, routes),
+        )
+
+    def pool_rows(self, pool: np.ndarray, static: np.ndarray, routes: np.ndarray) -> PoolRows:
+        """`PoolRows` of the nodes `pool` (ascending), whose static and route rows are given."""
+        sites = self.node_site.take(pool)
+        d_at = np.flatnonzero(self.can_decode[pool])
+        back = routes[:, R_RTT_S] / 2
+        return PoolRows(
+            static,
+            routes,
+            back,
+            sites,
+            np.flatnonzero(self.can_prefill[pool]),
+            d_at,
+            static[:, S_MAX_BATCH].take(d_at),
+            back.take(d_at),
+            sites.take(d_at),
         )
 
 

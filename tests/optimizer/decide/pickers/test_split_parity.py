@@ -11,7 +11,13 @@ import pytest
 
 from optimizer.bench_decide import HASHES, _fleet_of, _state
 from optimizer.decide.framework import Pair, Split, Trip
-from optimizer.decide.pickers.split import SplitPool, ThresholdSplitter, pool_rows
+from optimizer.decide.pickers.split import ThresholdSplitter
+from optimizer.decide.pickers.split_pool import (
+    SMALL_POOL,
+    SmallSplitPool,
+    SplitPool,
+    pool_rows,
+)
 from optimizer.decide.pickers.top_k import top_k
 from optimizer.decide.pipeline import Pipeline
 from optimizer.decide.registry import get_filter, get_policy
@@ -115,19 +121,32 @@ class ReferenceSplitter(ThresholdSplitter):
 
 
 def _same_columns(trip: Trip, mixed: Candidates, prefix: PrefixIndex | None) -> None:
-    """The pool pass's columns are the estimates' on the whole pool, bit for bit."""
-    pool = SplitPool(trip, pool_rows(trip)[:2], mixed, prefix)
+    """Both pool passes' columns are the estimates' on the whole pool, bit for bit."""
+    rows = pool_rows(trip)
     whole = Candidates(trip.fleet, trip.request, trip.pool, trip.dynamic, prefix)
     est = whole.est
-    for got, want in (
-        (pool.rtt_s, est.rtt_s),
-        (pool.transfer_s, est.transfer_s),
-        (pool.wait_s, est.wait_s),
-        (pool.prefill_s, est.prefill_s),
-        (pool.decode_wait_s, decode_wait_s(whole)),
-        (pool.back_s, whole.routes[:, 0] / 2),
-    ):
-        assert got.tobytes() == want.tobytes()
+    d_at = rows.decode_at
+    s, d = whole.static, whole.dynamic
+    load = ((d[:, D_QUEUE] + d[:, D_RUNNING]) / s[:, S_MAX_BATCH])[d_at]
+    transfer = np.linspace(0.0, 0.5, len(d_at))
+    wait = decode_wait_s(whole)[d_at]
+    ttft = np.maximum(0.25 + transfer, wait) + (whole.routes[:, 0] / 2)[d_at]
+    for kind in (SplitPool, SmallSplitPool):
+        pool = kind(trip, rows, mixed, prefix)
+        decoded = pool.decode(rows, transfer, 0.25, 3.0, 0.2)
+        for got, want in (
+            (pool.rtt_s, est.rtt_s),
+            (pool.transfer_s, est.transfer_s),
+            (pool.wait_s, est.wait_s),
+            (pool.prefill_s, est.prefill_s),
+            (decoded[0], wait),
+            (decoded[1], ttft),
+            (decoded[2], ttft / 3.0 + 0.2 * load),
+            ([pool.ttft_s(q) for q in range(len(trip.pool))], est.ttft_s),
+        ):
+            assert np.asarray(got, dtype=np.float64).tobytes() == want.tobytes()
+    assert rows.back_s.tobytes() == (whole.routes[:, 0] / 2).tobytes()
+    assert rows.decode_back_s.tobytes() == (whole.routes[:, 0] / 2)[d_at].tobytes()
 
 
 def _bits(pairs: list[Pair] | None) -> list[tuple[object, ...]] | None:
@@ -143,7 +162,8 @@ def _bits(pairs: list[Pair] | None) -> list[tuple[object, ...]] | None:
     return out
 
 
-@pytest.mark.parametrize("nodes", [12, 300])
+# Pools on either side of `SMALL_POOL`: Python floats, then numpy columns.
+@pytest.mark.parametrize("nodes", [12, SMALL_POOL, SMALL_POOL + 1, 300])
 @pytest.mark.parametrize("policy", ["weighted-score", "least-loaded"])
 def test_the_pool_pass_splits_as_each_sides_estimates_did(nodes: int, policy: str) -> None:
     topology, probe = _fleet_of(load_topology(PD_TWO_REGIONS), nodes)
