@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from optimizer.cli import main
+from optimizer.commands.replay import Workload
 from optimizer.decide.pipeline import Pipeline
 from optimizer.decide.registry import get_filter, get_policy, get_splitter
 from optimizer.decide.state.fleet import D_QUEUE, D_RUNNING, Fleet
 from optimizer.sim import ScheduledEvent, Simulator, simulate
-from optimizer.sim.requests import FAILED, SERVED
+from optimizer.sim.requests import FAILED, PENDING, SERVED
 from optimizer.sim.telemetry import TelemetryModel
 from optimizer.topology_files import load_topology
 from tests.optimizer.fleets import MOONCAKE, PD_NODES, REPO, pd_topology, request, tiny_topology
@@ -210,3 +211,43 @@ def test_a_decode_half_placed_again_on_one_node_is_prefilled_there() -> None:
     assert t.ttft[1] == pytest.approx(2.0 + RTT / 2 + PROMPT_IN + PREFILL + RTT / 2)
     assert all(n.queued_tokens == 0 and not n.expected and n.in_flight == 0 for n in sim.nodes)
     assert all(n.reserved == 0 for n in sim.nodes)
+
+
+def test_a_prefill_node_failing_while_its_kv_crosses_loses_the_request() -> None:
+    """The KV leaves core-p at ~1.005 s and would reach edge-d at ~1.095 s; core-p fails at
+    1.05 s: what was sent of it is lost with it, so the request fails (it used to be left
+    pending) and edge-d stops expecting it."""
+    topology = pd_topology(keep_nodes=("core-p", "edge-d"))
+    result = simulate(
+        topology,
+        get_policy("weighted-score", topology),
+        [request(topology, prompt=PROMPT, slo=None)],
+        [0.0],
+        events=[ScheduledEvent(at_s=1.05, node="core-p", action="fail")],
+        splitter=get_splitter("pd-threshold"),
+    )
+    t = result.table
+    assert t.prefill_node[0] == Fleet(topology).index_of["core-p"]
+    assert t.handed_off[0] == pytest.approx(RTT / 2 + PROMPT_IN + PREFILL)
+    assert t.status == [FAILED] and t.resolved == [0]
+    assert all(n.queued_tokens == 0 and not n.expected and n.in_flight == 0 for n in result.nodes)
+    assert all(n.reserved == 0 for n in result.nodes)
+
+
+def test_a_split_replay_through_failures_ends_with_every_request_resolved_and_nodes_empty() -> None:
+    """The P/D fleet's replay (the command line's `Workload`) with every node failing in turn,
+    one a second from 5 s, each back 30 s later: every request ends served, failed or
+    rejected (one whose prefill node failed under its KV transfer was left pending), and
+    every node ends holding nothing, counting no queued prompt and expecting no decode half."""
+    work = Workload.of(str(PD_FLEET), str(MOONCAKE), utilisation=1.2, seed=0, limit=600,
+                       telemetry_interval=10.0, split="pd-threshold")  # fmt: skip
+    names = [n.name for n in work.topology.nodes]
+    work.events = [ScheduledEvent(5.0 + i, n, "fail") for i, n in enumerate(names)]
+    work.events += [ScheduledEvent(35.0 + i, n, "recover") for i, n in enumerate(names)]
+    _, result = work.run("weighted-score", 0, False)
+    t = result.table
+    assert PENDING not in t.status
+    assert FAILED in t.status and sum(p >= 0 for p in t.prefill_node) > 100
+    for n in result.nodes:
+        assert (n.queued_tokens, n.in_flight, n.reserved, n.running) == (0, 0, 0, 0), n.name
+        assert not n.expected and not n.waiting and not n.handing, n.name
