@@ -269,8 +269,10 @@ class EmulatedFleet:
         node = self.nodes[seq.node]
         if seq.at_node is None:  # still on the network
             node.in_flight -= 1
-            node.expected.discard(seq.rid)
-            node.queued_tokens -= seq.prompt_tokens
+            if self.table.prefilled[seq.rid]:  # a decode half: `submit` counted no prompt
+                node.expected.discard(seq.rid)
+            else:
+                node.queued_tokens -= seq.prompt_tokens
             node.sync()
         else:
             if seq.produced:

@@ -114,8 +114,10 @@ class EmulatedNode(SimNode):
         elif rid in self.waiting:
             head = self.waiting[0] == rid
             self.waiting.remove(rid)
-            self.expected.discard(rid)
-            self.queued_tokens -= t.prompt[rid]
+            if t.prefilled[rid]:  # a decode half: counted as expected, not as a prompt
+                self.expected.discard(rid)
+            else:
+                self.queued_tokens -= t.prompt[rid]
             if head and self.waiting and self._admissible(self.waiting[0]):
                 self._cut(now)
         else:

@@ -166,6 +166,11 @@ class Simulator:
             self.kv.send(rid, node_index, prefill, now)
             return
         table.prefill_node[rid] = -1
+        # A split request's decode half placed again (its decode node failed before admitting
+        # it) arrives as a whole request: the prompt's KV it was sent lived on that node and
+        # died with it, so it is prefilled again where it lands (the prompt's blocks may still
+        # be cached on its old prefill node, which the prefix cache then finds; issue #30).
+        table.prefilled[rid] = False
         site = self._site[node.index]
         route = self.topology.routes[(request.source_site, site)]
         prompt_bytes = PROMPT_BYTES_PER_TOKEN * request.prompt_tokens

@@ -259,13 +259,16 @@ class SimNode(NodeOccupancy):
 
     # -- operations ------------------------------------------------------------------------------
     def fail(self, now: float) -> list[int]:
-        """Go down: running sequences are lost, the cache is gone; returns the queued requests
-        for the engine to place again."""
+        """Go down: running sequences are lost, and so are split requests whose KV is still
+        crossing to their decode node (the rest of it was in this node's memory; before, they
+        were dropped at their KV's arrival and left pending, issue #30); the cache is gone;
+        returns the queued requests for the engine to place again."""
         if self.phase != IDLE:
             self.busy_s += now - self.phase_start
         lost = [rid for _, rid in self.decoding]
         if self.current >= 0:
             lost.append(self.current)
+        lost.extend(sorted(self.handing))  # their arrival finds them gone (`KvTransfers.arrived`)
         for rid in lost:
             self._table.fail(rid)
         self.version += 1  # the run in progress never ends

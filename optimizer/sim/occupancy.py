@@ -188,7 +188,10 @@ class NodeOccupancy:
         self.handing.clear()
         requeue = list(self.waiting)
         self.expected.difference_update(requeue)
-        self.queued_tokens -= sum(self._table.prompt[rid] for rid in requeue)
+        # Only prompts still to prefill count in `queued_tokens`: a waiting decode half
+        # (prefilled) never added its prompt (issue #30).
+        prefilled = self._table.prefilled
+        self.queued_tokens -= sum(self._table.prompt[rid] for rid in requeue if not prefilled[rid])
         self._reset()
         self.state = "down"
         self.sync()

@@ -91,7 +91,8 @@ class KvTransfers:
     def arrived(self, rid: int, now: float) -> bool:
         """Request `rid`'s KV reached its decode node, which queues it; False when the decode
         node went down meanwhile (the caller places the request again). A request lost with
-        its prefill node is dropped here (True: nothing is left to do)."""
+        its prefill node (marked failed when it went down, `SimNode.fail`) is dropped here
+        (True: nothing is left to do)."""
         table = self.table
         prefill = self.nodes[table.prefill_node[rid]]
         decode = self.nodes[table.node[rid]]

@@ -130,3 +130,40 @@ def test_a_blocked_head_cancelled_lets_the_next_in_at_the_next_step() -> None:
 
     small_kv = [{"name": "small", "memory_gib": 24}, {"name": "big", "memory_gib": 16.5}]
     _run(scenario, accelerators=small_kv)
+
+
+def _submit_prefilled(fleet: EmulatedFleet, tokens: int, ready_after_s: float) -> Sequence:
+    """A split request's decode half (issue #30): its prompt's KV comes from another node."""
+    hashes = tuple(range(500, 500 + tokens // 512))
+    return fleet.submit(
+        CORE, "m1", "a-edge", tokens, hashes, 10, stream=True, prefilled=True,
+        ready_after_s=ready_after_s,
+    )  # fmt: skip
+
+
+def test_a_decode_half_cancelled_on_the_network_takes_no_queued_tokens_it_never_added() -> None:
+    async def scenario(fleet: EmulatedFleet) -> None:
+        seq = _submit_prefilled(fleet, 1000, ready_after_s=0.5)
+        node = fleet.nodes[CORE]
+        assert (node.in_flight, node.expected, node.queued_tokens) == (1, {seq.rid}, 0)
+        fleet.cancel(seq)
+        assert not node.expected
+        _assert_empty(fleet)
+
+    _run(scenario)
+
+
+def test_a_decode_half_cancelled_in_the_queue_takes_no_queued_tokens_it_never_added() -> None:
+    async def scenario(fleet: EmulatedFleet) -> None:
+        first = _submit(fleet, 5000, 2)  # 500 ms of prefill from 5 ms on
+        half = _submit_prefilled(fleet, 1000, ready_after_s=0.02)
+        await asyncio.sleep(0.05)
+        node = fleet.nodes[CORE]
+        assert node.current == first.rid and list(node.waiting) == [half.rid]
+        assert node.queued_tokens == 0  # the prefilling prompt's left the count at admission
+        fleet.cancel(half)
+        assert not node.waiting and not node.expected and node.queued_tokens == 0
+        fleet.cancel(first)
+        _assert_empty(fleet)
+
+    _run(scenario)

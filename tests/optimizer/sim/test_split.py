@@ -10,14 +10,15 @@ import numpy as np
 import pytest
 
 from optimizer.cli import main
+from optimizer.commands.replay import Workload
 from optimizer.decide.pipeline import Pipeline
 from optimizer.decide.registry import get_filter, get_policy, get_splitter
 from optimizer.decide.state.fleet import D_QUEUE, D_RUNNING, Fleet
 from optimizer.sim import ScheduledEvent, Simulator, simulate
-from optimizer.sim.requests import FAILED, SERVED
+from optimizer.sim.requests import FAILED, PENDING, SERVED
 from optimizer.sim.telemetry import TelemetryModel
 from optimizer.topology_files import load_topology
-from tests.optimizer.fleets import MOONCAKE, REPO, pd_topology, request
+from tests.optimizer.fleets import MOONCAKE, PD_NODES, REPO, pd_topology, request, tiny_topology
 
 PD_FLEET = REPO / "optimizer" / "topologies" / "pd-two-regions.yaml"
 PROMPT = 10_000
@@ -158,3 +159,95 @@ def test_the_command_line_splits_or_runs_every_node_mixed(tmp_path: Path) -> Non
     assert split["split"] == "pd-threshold" and "split" not in roles_only
     assert served_by(split, "prefill") == 0 < served_by(split, "decode")  # answered by decode
     assert mixed["all_mixed"] is True and served_by(mixed, "prefill") > 0
+
+
+def _decode_node_fails_with_a_decode_half_waiting() -> Simulator:
+    """Request 0 (10k tokens) prefills on edge-m from ~0 to ~5 s; request 1 (10k tokens) is
+    split, prefilled on core-p and its KV reaches edge-m at ~1.1 s, where it waits behind
+    request 0's prefill; edge-m fails at 2 s. The simulator is left at the failure; core-l
+    (big, mixed, in the core) is the only node left that serves a whole request."""
+    nodes = [n for n in PD_NODES if n["name"] in ("core-p", "edge-m")]
+    core_l = {"name": "core-l", "site": "b-core", "accelerator": "big", "usd_per_hour": 4.0,
+              "models": ["m1"]}  # fmt: skip
+    model = {"name": "m1", "memory_gib": 16, "kv_bytes_per_token": 1000}
+    topology = tiny_topology(nodes=[*nodes, core_l], models=[model])
+    sim = Simulator(
+        topology,
+        get_policy("least-loaded", topology),
+        [request(topology, prompt=PROMPT, slo=None) for _ in range(2)],
+        [0.0, 0.0],
+        events=[ScheduledEvent(at_s=2.0, node="edge-m", action="fail")],
+    )
+    index = sim.fleet.index_of
+    sim.start()
+    assert sim.advance() == 0
+    sim.send(0, index["edge-m"], sim.now)
+    assert sim.advance() == 1
+    sim.send(1, index["edge-m"], sim.now, prefill=index["core-p"])
+    assert sim.advance(until=1.9) is None
+    edge = sim.nodes[index["edge-m"]]
+    assert edge.current == 0 and list(edge.waiting) == [1] and edge.queued_tokens == 0
+    assert sim.advance(until=2.0) is None
+    return sim
+
+
+def test_a_failed_decode_node_takes_no_queued_tokens_for_the_decode_halves_it_held() -> None:
+    sim = _decode_node_fails_with_a_decode_half_waiting()
+    edge = sim.nodes[sim.fleet.index_of["edge-m"]]
+    assert edge.state == "down" and not edge.expected
+    assert edge.queued_tokens == 0
+
+
+def test_a_decode_half_placed_again_on_one_node_is_prefilled_there() -> None:
+    """Its KV died with its decode node: it is prefilled again where it lands."""
+    sim = _decode_node_fails_with_a_decode_half_waiting()
+    core_l = sim.fleet.index_of["core-l"]
+    assert sim.advance() is None
+    t = sim.table
+    assert t.status == [FAILED, SERVED]
+    assert (t.node[1], t.prefill_node[1]) == (core_l, -1)
+    # Placed again at 2 s: its prompt to the core (5 ms + 0.32 ms), 1 s of prefill there,
+    # 5 ms back; not admitted prefilled at once.
+    assert t.ttft[1] == pytest.approx(2.0 + RTT / 2 + PROMPT_IN + PREFILL + RTT / 2)
+    assert all(n.queued_tokens == 0 and not n.expected and n.in_flight == 0 for n in sim.nodes)
+    assert all(n.reserved == 0 for n in sim.nodes)
+
+
+def test_a_prefill_node_failing_while_its_kv_crosses_loses_the_request() -> None:
+    """The KV leaves core-p at ~1.005 s and would reach edge-d at ~1.095 s; core-p fails at
+    1.05 s: what was sent of it is lost with it, so the request fails (it used to be left
+    pending) and edge-d stops expecting it."""
+    topology = pd_topology(keep_nodes=("core-p", "edge-d"))
+    result = simulate(
+        topology,
+        get_policy("weighted-score", topology),
+        [request(topology, prompt=PROMPT, slo=None)],
+        [0.0],
+        events=[ScheduledEvent(at_s=1.05, node="core-p", action="fail")],
+        splitter=get_splitter("pd-threshold"),
+    )
+    t = result.table
+    assert t.prefill_node[0] == Fleet(topology).index_of["core-p"]
+    assert t.handed_off[0] == pytest.approx(RTT / 2 + PROMPT_IN + PREFILL)
+    assert t.status == [FAILED] and t.resolved == [0]
+    assert all(n.queued_tokens == 0 and not n.expected and n.in_flight == 0 for n in result.nodes)
+    assert all(n.reserved == 0 for n in result.nodes)
+
+
+def test_a_split_replay_through_failures_ends_with_every_request_resolved_and_nodes_empty() -> None:
+    """The P/D fleet's replay (the command line's `Workload`) with every node failing in turn,
+    one a second from 5 s, each back 30 s later: every request ends served, failed or
+    rejected (one whose prefill node failed under its KV transfer was left pending), and
+    every node ends holding nothing, counting no queued prompt and expecting no decode half."""
+    work = Workload.of(str(PD_FLEET), str(MOONCAKE), utilisation=1.2, seed=0, limit=600,
+                       telemetry_interval=10.0, split="pd-threshold")  # fmt: skip
+    names = [n.name for n in work.topology.nodes]
+    work.events = [ScheduledEvent(5.0 + i, n, "fail") for i, n in enumerate(names)]
+    work.events += [ScheduledEvent(35.0 + i, n, "recover") for i, n in enumerate(names)]
+    _, result = work.run("weighted-score", 0, False)
+    t = result.table
+    assert PENDING not in t.status
+    assert FAILED in t.status and sum(p >= 0 for p in t.prefill_node) > 100
+    for n in result.nodes:
+        assert (n.queued_tokens, n.in_flight, n.reserved, n.running) == (0, 0, 0, 0), n.name
+        assert not n.expected and not n.waiting and not n.handing, n.name
