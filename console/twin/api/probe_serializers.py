@@ -89,7 +89,7 @@ class ProbeTransitionSerializer(serializers.ModelSerializer):  # type: ignore[ty
         fields = ["action", "from_state", "to_state", "actor", "reason", "at"]
 
 
-class ProbeTargetSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class ProbePairSerializer(serializers.Serializer):  # type: ignore[type-arg]
     node = serializers.CharField()
     model = serializers.CharField()
 
@@ -100,36 +100,38 @@ class ProbeHeldValueSerializer(serializers.Serializer):  # type: ignore[type-arg
     )
     status = serializers.CharField(help_text="Its status: insufficient_data or not_identifiable.")
     reason = serializers.CharField(
-        default="",
         help_text="The report's reason, for a prefill rate held for too few queue-free TTFT "
-        "rows (docs/twin.md, step 6); empty otherwise.",
+        "rows (docs/twin.md, step 6); empty otherwise."
     )
 
+    def to_representation(self, instance: dict[str, Any]) -> dict[str, Any]:
+        return dict(super().to_representation({"reason": "", **instance}))
 
-class ProbeTargetWhySerializer(ProbeTargetSerializer):
-    """A target with why the run's report made it one; a target named by node, or stored
-    before issue #26's held values, has an empty status and no held values."""
+
+class ProbeTargetSerializer(ProbePairSerializer):
+    """A target, with why the run's report made it one: a target named by node (or stored
+    before held values were targets) has an empty status and no held values."""
 
     profile_status = serializers.CharField(
-        default="",
-        help_text="Its profile's status in the run's report (insufficient_data, "
-        "not_identifiable, or fitted while some value was held).",
+        help_text="Its profile's status in the run's report: insufficient_data, "
+        "not_identifiable, or fitted while some value was held; empty for a named node."
     )
     held = ProbeHeldValueSerializer(
-        many=True,
-        default=list,
-        help_text="The values of its profile the run held for want of data.",
+        many=True, help_text="The values of its profile the run held for want of data."
     )
 
+    def to_representation(self, instance: dict[str, Any]) -> dict[str, Any]:
+        return dict(super().to_representation({"profile_status": "", "held": [], **instance}))
 
-class ProbeObservedSerializer(ProbeTargetSerializer):
+
+class ProbeObservedSerializer(ProbePairSerializer):
     observations = serializers.IntegerField(
         help_text="Measured requests it served since the probe started, whoever sent them."
     )
 
 
 class ExplorationProbeSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
-    targets = ProbeTargetWhySerializer(many=True, read_only=True)
+    targets = ProbeTargetSerializer(many=True, read_only=True)
     observed = serializers.SerializerMethodField(
         help_text="While it runs: each target's measured requests since it started."
     )
