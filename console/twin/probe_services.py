@@ -72,8 +72,9 @@ def _targets(run: CalibrationRun | None, nodes: list[str] | None) -> list[dict[s
                 + ": nothing to probe.",
                 errors={
                     "calibration_run": [
-                        "No profile or value of it is insufficient_data or "
-                        "not_identifiable on an inventory node."
+                        "No profile on an inventory node is insufficient_data or "
+                        "not_identifiable, nor holds a value a probe can pin "
+                        "(prefill_tokens_per_s, decode_step_ms)."
                     ]
                 },
             )

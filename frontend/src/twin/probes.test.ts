@@ -40,6 +40,17 @@ describe("exploration probes", () => {
             decode_step_ms_per_seq: value("agrees_with_nominal"),
           },
         },
+        {
+          // Only the per-sequence slope held: a probe's lone requests cannot pin it.
+          model: "qwen2.5-7b",
+          accelerator: "l4",
+          status: "fitted",
+          values: {
+            prefill_tokens_per_s: value("fitted"),
+            decode_step_ms: value("fitted"),
+            decode_step_ms_per_seq: value("not_identifiable"),
+          },
+        },
       ],
     };
     expect(underObservedProfiles(report)).toEqual([

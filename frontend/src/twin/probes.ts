@@ -11,14 +11,19 @@ function underObserved(status: string): boolean {
   return (UNDER_OBSERVED as readonly string[]).includes(status);
 }
 
+/** The held values a probe's lone requests can pin: the prefill rate and the base decode
+ * step, not the per-sequence slope (`PROBE_PINS` in console/twin/probe_selectors.py). */
+export const PROBE_PINS = ["prefill_tokens_per_s", "decode_step_ms"] as const;
+
 /** The profiles of a run's report a probe could send traffic to, as `model@accelerator`: those
- * the data could not pin down, and those of which it held a value (a prefill rate held beside
- * fitted decode terms leaves the profile `fitted`), with the held values named. */
+ * the data could not pin down, and those of which it held a value a probe can pin (a prefill
+ * rate held beside fitted decode terms leaves the profile `fitted`), with the held values named. */
 export function underObservedProfiles(report: unknown): string[] {
   return profileRows(report).flatMap((row) => {
     if (underObserved(row.status)) return [row.key];
     const held = PROFILE_FIELDS.filter((field) => underObserved(row.values[field].status));
-    return held.length > 0 ? [`${row.key} (${held.join(", ")} held)`] : [];
+    const pinnable = held.some((field) => (PROBE_PINS as readonly string[]).includes(field));
+    return pinnable ? [`${row.key} (${held.join(", ")} held)`] : [];
   });
 }
 

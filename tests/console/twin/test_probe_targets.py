@@ -173,3 +173,23 @@ def test_a_held_prefill_rate_beside_fitted_decode_terms_is_probed(
     sovereign_engine.recorder.flush()
     assert DecisionRecord.objects.filter(probe=pk).count() == len(probed)
     assert set(DecisionRecord.objects.filter(probe=pk).values_list("node", flat=True)) <= L40S
+
+
+def test_a_profile_holding_only_its_per_sequence_slope_is_not_probed(
+    report: dict[str, Any], sovereign_engine: Runtime, client_for: Any
+) -> None:
+    # The same report with the L40S prefill rate and base step seen well enough: what is left
+    # held is the per-sequence slope, which a probe's lone requests cannot pin (PROBE_PINS).
+    changed = json.loads(json.dumps(report))
+    entry = next(e for e in changed["profiles"] if (e["model"], e["accelerator"]) == HELD)
+    for name in ("prefill_tokens_per_s", "decode_step_ms"):
+        entry["values"][name]["status"] = "fitted"
+        entry["values"][name].pop("reason", None)
+    entry["values"]["decode_step_ms_per_seq"]["status"] = "not_identifiable"
+    created = _post(
+        client_for("admin"),
+        "/api/v1/probes",
+        {"reason": "the L40S slope", "calibration_run": _run(changed).pk},
+    )
+    assert created.status_code == 400, created.content
+    assert "nor holds a value a probe can pin" in created.json()["errors"]["calibration_run"][0]
