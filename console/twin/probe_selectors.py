@@ -16,34 +16,55 @@ from console.twin.choices import ProbeState
 from console.twin.models import CalibrationRun, ExplorationProbe
 from optimizer.decide.state.snapshot import Probe
 
-# The report's profile statuses (optimizer/calibration/report.py) that mean "the data could
-# not pin this profile down": too few requests, or requests that did not tell its values
-# apart. `fitted` and `agrees_with_nominal` were seen well enough.
+# The report's statuses (optimizer/calibration/report.py) that mean "the data could not pin
+# this down": too few requests, or requests that did not tell the values apart. `fitted` and
+# `agrees_with_nominal` were seen well enough.
 UNDER_OBSERVED = ("insufficient_data", "not_identifiable")
+# The held values a probe can pin: its requests arrive alone on an idle node, so they give
+# queue-free TTFT rows (the prefill rate, which the queue-free rule holds for want of them) and
+# decodes in a batch of one (the base step). The per-sequence slope needs a spread of batch
+# sizes, which a 1% share of traffic does not make, so a profile holding only that is not a
+# target: on the twin suite it was 41 of the 45 profiles the held values would add.
+PROBE_PINS = ("prefill_tokens_per_s", "decode_step_ms")
+
+
+def held_values(entry: dict[str, Any]) -> list[dict[str, str]]:
+    """The values of a report's profile entry the run held for want of data, in the report's
+    order: each with its status and, for a prefill rate held for too few queue-free TTFT
+    rows, the report's `reason`. A profile is `fitted` as soon as any value moved, so a
+    prefill rate held beside fitted decode terms shows only here (issue #26)."""
+    values = entry.get("values")
+    held = []
+    for name, value in values.items() if isinstance(values, dict) else ():
+        if isinstance(value, dict) and value.get("status") in UNDER_OBSERVED:
+            held.append({"value": name, "status": value["status"]})
+            if isinstance(value.get("reason"), str):
+                held[-1]["reason"] = value["reason"]
+    return held
 
 
 def under_observed_targets(run: CalibrationRun) -> list[dict[str, Any]]:
     """The (node, model) pairs of the inventory's fleet whose profile the run's report calls
-    under-observed, in topology order, each with the profile's status and samples."""
-    profiles = {
-        (entry["model"], entry["accelerator"]): entry
-        for entry in run.report.get("profiles", [])
-        if isinstance(entry, dict) and entry.get("status") in UNDER_OBSERVED
-    }
-    targets = []
-    for node in inventory_topology().nodes:
-        for model in node.models:
-            entry = profiles.get((model, node.accelerator))
-            if entry is not None:
-                targets.append(
-                    {
-                        "node": node.name,
-                        "model": model,
-                        "status": entry["status"],
-                        "samples": entry.get("samples", 0),
-                    }
-                )
-    return targets
+    under-observed, or of which it holds for want of data a value a probe can pin
+    (`PROBE_PINS`), in topology order: each with why (the profile's status and all its held
+    values)."""
+    why: dict[tuple[str, str], dict[str, Any]] = {}
+    for entry in run.report.get("profiles", []):
+        if not isinstance(entry, dict):
+            continue
+        held = held_values(entry)
+        pinnable = any(h["value"] in PROBE_PINS for h in held)
+        if entry.get("status") in UNDER_OBSERVED or pinnable:
+            why[(entry["model"], entry["accelerator"])] = {
+                "profile_status": entry.get("status", ""),
+                "held": held,
+            }
+    return [
+        {"node": node.name, "model": model, **why[(model, node.accelerator)]}
+        for node in inventory_topology().nodes
+        for model in node.models
+        if (model, node.accelerator) in why
+    ]
 
 
 def node_models() -> dict[str, list[str]]:

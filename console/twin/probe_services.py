@@ -51,8 +51,8 @@ STEPS: dict[str, tuple[frozenset[str], str]] = {
 
 
 def _targets(run: CalibrationRun | None, nodes: list[str] | None) -> list[dict[str, Any]]:
-    """The (node, model) pairs a new probe may send to: the run's under-observed pairs (only
-    on `nodes`, when named), or every model each named node serves."""
+    """The (node, model) pairs a new probe may send to: the run's under-observed pairs, each
+    with why (only on `nodes`, when named), or every model each named node serves."""
     if nodes is not None:
         served = node_models()
         unknown = sorted(set(nodes) - set(served))
@@ -72,12 +72,13 @@ def _targets(run: CalibrationRun | None, nodes: list[str] | None) -> list[dict[s
                 + ": nothing to probe.",
                 errors={
                     "calibration_run": [
-                        "No profile of it is insufficient_data or "
-                        "not_identifiable on an inventory node."
+                        "No profile on an inventory node is insufficient_data or "
+                        "not_identifiable, nor holds a value a probe can pin "
+                        "(prefill_tokens_per_s, decode_step_ms)."
                     ]
                 },
             )
-        return [{"node": t["node"], "model": t["model"]} for t in targets]
+        return targets
     assert nodes is not None
     return [{"node": n, "model": m} for n in dict.fromkeys(nodes) for m in served[n]]
 
@@ -93,8 +94,8 @@ def probe_create(
     hours: float,
     min_observations: int,
 ) -> ExplorationProbe:
-    """Propose a probe from a calibration run's under-observed profiles and/or named nodes
-    (at least one of the two); it sends nothing until approved and started."""
+    """Propose a probe from a calibration run's under-observed profiles and held values and/or
+    named nodes (at least one of the two); it sends nothing until approved and started."""
     if calibration_run is None and nodes is None:
         raise ApplicationError(
             "Name a calibration run or nodes to probe.",

@@ -21,14 +21,15 @@ MAX_HOURS = 168.0
 
 
 class ProbeProposalSerializer(ProposalDecisionRequestSerializer):
-    """Propose a probe: from a calibration run's under-observed profiles, on named nodes, or
-    both (the run's under-observed pairs on those nodes)."""
+    """Propose a probe: from a calibration run's under-observed profiles and held values, on
+    named nodes, or both (the run's under-observed pairs on those nodes)."""
 
     calibration_run = StrictIntegerField(
         required=False,
         min_value=1,
         max_value=2**31 - 1,
-        help_text="A succeeded calibration run whose report names under-observed profiles.",
+        help_text="A succeeded calibration run whose report names under-observed profiles "
+        "or held values.",
     )
     nodes = serializers.ListField(
         child=serializers.CharField(max_length=200),
@@ -88,12 +89,42 @@ class ProbeTransitionSerializer(serializers.ModelSerializer):  # type: ignore[ty
         fields = ["action", "from_state", "to_state", "actor", "reason", "at"]
 
 
-class ProbeTargetSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class ProbePairSerializer(serializers.Serializer):  # type: ignore[type-arg]
     node = serializers.CharField()
     model = serializers.CharField()
 
 
-class ProbeObservedSerializer(ProbeTargetSerializer):
+class ProbeHeldValueSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    value = serializers.CharField(
+        help_text="prefill_tokens_per_s, decode_step_ms or decode_step_ms_per_seq."
+    )
+    status = serializers.CharField(help_text="Its status: insufficient_data or not_identifiable.")
+    reason = serializers.CharField(
+        help_text="The report's reason, for a prefill rate held for too few queue-free TTFT "
+        "rows (docs/twin.md, step 6); empty otherwise."
+    )
+
+    def to_representation(self, instance: dict[str, Any]) -> dict[str, Any]:
+        return dict(super().to_representation({"reason": "", **instance}))
+
+
+class ProbeTargetSerializer(ProbePairSerializer):
+    """A target, with why the run's report made it one: a target named by node (or stored
+    before held values were targets) has an empty status and no held values."""
+
+    profile_status = serializers.CharField(
+        help_text="Its profile's status in the run's report: insufficient_data, "
+        "not_identifiable, or fitted while some value was held; empty for a named node."
+    )
+    held = ProbeHeldValueSerializer(
+        many=True, help_text="The values of its profile the run held for want of data."
+    )
+
+    def to_representation(self, instance: dict[str, Any]) -> dict[str, Any]:
+        return dict(super().to_representation({"profile_status": "", "held": [], **instance}))
+
+
+class ProbeObservedSerializer(ProbePairSerializer):
     observations = serializers.IntegerField(
         help_text="Measured requests it served since the probe started, whoever sent them."
     )

@@ -2773,6 +2773,14 @@ export interface components {
          * @enum {string}
          */
         PolicyVersionStateEnum: "candidate" | "approved" | "shadow" | "canary" | "active" | "retired";
+        ProbeHeldValue: {
+            /** @description prefill_tokens_per_s, decode_step_ms or decode_step_ms_per_seq. */
+            value: string;
+            /** @description Its status: insufficient_data or not_identifiable. */
+            status: string;
+            /** @description The report's reason, for a prefill rate held for too few queue-free TTFT rows (docs/twin.md, step 6); empty otherwise. */
+            reason: string;
+        };
         ProbeNote: {
             /** @description The exploration probe (GET /api/v1/probes/{id}). */
             id: number;
@@ -2792,12 +2800,12 @@ export interface components {
             ttft_target_ms: number;
         };
         /**
-         * @description Propose a probe: from a calibration run's under-observed profiles, on named nodes, or
-         *     both (the run's under-observed pairs on those nodes).
+         * @description Propose a probe: from a calibration run's under-observed profiles and held values, on
+         *     named nodes, or both (the run's under-observed pairs on those nodes).
          */
         ProbeProposalRequest: {
             reason: string;
-            /** @description A succeeded calibration run whose report names under-observed profiles. */
+            /** @description A succeeded calibration run whose report names under-observed profiles or held values. */
             calibration_run?: number;
             /** @description Inventory nodes to probe (every model each serves, without a run). */
             nodes?: string[];
@@ -2825,9 +2833,17 @@ export interface components {
         ProbeStepRequest: {
             reason: string;
         };
+        /**
+         * @description A target, with why the run's report made it one: a target named by node (or stored
+         *     before held values were targets) has an empty status and no held values.
+         */
         ProbeTarget: {
             node: string;
             model: string;
+            /** @description Its profile's status in the run's report: insufficient_data, not_identifiable, or fitted while some value was held; empty for a named node. */
+            profile_status: string;
+            /** @description The values of its profile the run held for want of data. */
+            held: components["schemas"]["ProbeHeldValue"][];
         };
         ProbeTransition: {
             action: string;

@@ -1,6 +1,7 @@
 // The Twin page's exploration probes (docs/twin.md, "Exploration probe"): the probes with
-// their progress, a form proposing one from the selected run's under-observed profiles, and
-// each probe's next step. Admins act; the server enforces the four-eyes rules.
+// their progress and each target's why, a form proposing one from the selected run's
+// under-observed profiles and held values, and each probe's next step. Admins act; the server
+// enforces the four-eyes rules.
 import { useState } from "react";
 
 import { listProbes, proposeProbe, stepProbe } from "../api/ops";
@@ -13,7 +14,7 @@ import { useAsync } from "../hooks/useAsync";
 import { useInterval } from "../hooks/useInterval";
 import { timestamp } from "../lib/format";
 import { useLiveEvent } from "../live/context";
-import { probeProgress, probeSteps, underObservedProfiles, type ProbeStep } from "./probes";
+import { probeProgress, probeSteps, probeTargetLabel, underObservedProfiles, type ProbeStep } from "./probes";
 
 const REFRESH_MS = 5_000;
 
@@ -93,8 +94,9 @@ export function ProbesPanel({ run }: { run: CalibrationRun | null }) {
     <section className="panel" aria-label="Exploration probes" data-testid="probes">
       <h2>Exploration probes</h2>
       <p className="muted small">
-        A small share of live decisions sent to nodes whose profiles the twin could not see, only where the constraints
-        and the SLO allow, until its budget is spent. Proposed by one admin, approved by another.
+        A small share of live decisions sent to nodes whose profiles the twin could not see, or of which it held a value
+        for want of data, only where the constraints and the SLO allow, until its budget is spent. Proposed by one admin,
+        approved by another.
       </p>
       {run && unseen.length > 0 && (
         <>
@@ -125,7 +127,13 @@ export function ProbesPanel({ run }: { run: CalibrationRun | null }) {
                   <Badge value={probe.state} />
                   {probe.outcome && <div className="small muted">{probe.outcome}</div>}
                 </td>
-                <td className="small">{probe.targets.map((t) => `${t.node} (${t.model})`).join(", ")}</td>
+                <td className="small">
+                  {probe.targets.map((t) => (
+                    <div key={`${t.node}/${t.model}`} title={t.held.map((h) => h.reason).filter(Boolean).join("; ")}>
+                      {probeTargetLabel(t)}
+                    </div>
+                  ))}
+                </td>
                 <td className="small">{probeProgress(probe)}</td>
                 <td className="small">{probe.ends_at ? timestamp(probe.ends_at) : "—"}</td>
                 <td>{canAct && <Steps probe={probe} onDone={reload} />}</td>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { probeProgress, probeSteps, underObservedProfiles } from "./probes";
+import { probeProgress, probeSteps, probeTargetLabel, underObservedProfiles } from "./probes";
 
 describe("exploration probes", () => {
   it("names the profiles a run could not pin down", () => {
@@ -14,6 +14,67 @@ describe("exploration probes", () => {
     };
     expect(underObservedProfiles(report)).toEqual(["llama-3.1-8b@a10g", "qwen2.5-7b@l4"]);
     expect(underObservedProfiles(null)).toEqual([]);
+  });
+
+  it("names a fitted profile of which the run held a value, and which", () => {
+    const value = (status: string) => ({ nominal: 1, fitted: 1, interval: null, samples: 135, status });
+    const report = {
+      profiles: [
+        {
+          model: "llama-3.1-8b",
+          accelerator: "l40s",
+          status: "fitted",
+          values: {
+            prefill_tokens_per_s: value("not_identifiable"),
+            decode_step_ms: value("fitted"),
+            decode_step_ms_per_seq: value("not_identifiable"),
+          },
+        },
+        {
+          model: "llama-3.1-8b",
+          accelerator: "h100",
+          status: "fitted",
+          values: {
+            prefill_tokens_per_s: value("agrees_with_nominal"),
+            decode_step_ms: value("fitted"),
+            decode_step_ms_per_seq: value("agrees_with_nominal"),
+          },
+        },
+        {
+          // Only the per-sequence slope held: a probe's lone requests cannot pin it.
+          model: "qwen2.5-7b",
+          accelerator: "l4",
+          status: "fitted",
+          values: {
+            prefill_tokens_per_s: value("fitted"),
+            decode_step_ms: value("fitted"),
+            decode_step_ms_per_seq: value("not_identifiable"),
+          },
+        },
+      ],
+    };
+    expect(underObservedProfiles(report)).toEqual([
+      "llama-3.1-8b@l40s (prefill_tokens_per_s, decode_step_ms_per_seq held)",
+    ]);
+  });
+
+  it("says why each target is one", () => {
+    const reason = "0 queue-free TTFT rows, fewer than 3: its other rows are confounded by queueing, so it is kept at nominal";
+    expect(
+      probeTargetLabel({
+        node: "dal-l40s-8b-1",
+        model: "llama-3.1-8b",
+        profile_status: "fitted",
+        held: [{ value: "prefill_tokens_per_s", status: "not_identifiable", reason }],
+      }),
+    ).toBe("dal-l40s-8b-1 (llama-3.1-8b): prefill_tokens_per_s not_identifiable");
+    expect(
+      probeTargetLabel({ node: "fra-a10-1", model: "llama-3.1-8b", profile_status: "insufficient_data", held: [] }),
+    ).toBe("fra-a10-1 (llama-3.1-8b): insufficient_data");
+    // Named by node: no report behind it.
+    expect(probeTargetLabel({ node: "muc-l4-1", model: "llama-3.1-8b", profile_status: "", held: [] })).toBe(
+      "muc-l4-1 (llama-3.1-8b)",
+    );
   });
 
   it("offers the steps its state allows", () => {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from django.utils import timezone
@@ -65,13 +66,14 @@ A10S = {"fra-a10-1", "use-a10-1"}
 NODES = ("fra-h100-1", "fra-h100-2", "fra-a10-1", "use-a10-1")
 
 
-def idle(rt: Runtime) -> None:
-    """Fresh idle telemetry for every node: the engine forgets its own sends (each counts as
-    queued until a newer sample), so every decision sees the idle fleet."""
+def idle(rt: Runtime, nodes: Iterable[str] = NODES) -> None:
+    """Fresh idle telemetry for every node (of this fleet unless named): the engine forgets
+    its own sends (each counts as queued until a newer sample), so every decision sees the
+    idle fleet."""
     snap = rt.engine.snapshot
     assert snap is not None
     now = time.time()
-    loads = {n: NodeLoad(queue_depth=0, running=0, kv_usage=0.0, measured_at=now) for n in NODES}
+    loads = {n: NodeLoad(queue_depth=0, running=0, kv_usage=0.0, measured_at=now) for n in nodes}
     rt.engine.install(dataclasses.replace(snap, loads=loads))
 
 

@@ -159,11 +159,22 @@ def test_a_probe_needs_a_run_or_nodes_and_a_run_that_saw_too_little(
     seen = calibration_run(unfitted="l4")
     response = _post(admin, "/api/v1/probes", {"reason": "x", "calibration_run": seen.pk})
     assert response.status_code == 400 and "calibration_run" in response.json()["errors"]
-    # Nodes narrow a run's targets.
+    # Nodes narrow a run's targets; each says why the run's report made it one (a profile
+    # with too few requests, and no per-value statuses in this report).
     run = calibration_run()
     pk = _propose(admin, calibration_run=run.pk, nodes=["use-a10-1", "fra-h100-1"])
     assert ExplorationProbe.objects.get(pk=pk).targets == [
-        {"node": "use-a10-1", "model": "llama-3.1-8b"}
+        {
+            "node": "use-a10-1",
+            "model": "llama-3.1-8b",
+            "profile_status": "insufficient_data",
+            "held": [],
+        }
+    ]
+    # Nodes alone: every model each serves, with no report behind it.
+    named = client_for("viewer").get(f"/api/v1/probes/{_propose(admin)}").json()
+    assert named["targets"] == [
+        {"node": "fra-a10-1", "model": "llama-3.1-8b", "profile_status": "", "held": []}
     ]
 
 

@@ -71,8 +71,9 @@ def test_a_probe_sends_its_share_then_stops(
     run = calibration_run()
     pk, _ = _running(client_for, {"calibration_run": run.pk, "share": 0.05, "max_requests": 40})
     probe = ExplorationProbe.objects.get(pk=pk)
-    # The run's report could not fit llama@a10g: both A10s are targets.
+    # The run's report could not fit llama@a10g: both A10s are targets, and say so.
     assert sorted(t["node"] for t in probe.targets) == sorted(A10S)
+    assert {t["profile_status"] for t in probe.targets} == {"insufficient_data"}
     assert probe.min_observations == run.min_samples
 
     answers = _decide(probe_engine, service, SHORT, 1400)
