@@ -14,24 +14,40 @@ trace's token statistics and the profiles, so it can size a fleet before any rep
 from __future__ import annotations
 
 import argparse
+import sys
 
 from optimizer.capacity import TokenMix
+from optimizer.errors import InputFileError
 from optimizer.pd_sizing import by_jurisdiction, size_pools, sizing_table
 from optimizer.topology_files import load_topology
 from optimizer.traces import load_trace
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fleet", default="optimizer/topologies/pd-two-regions.yaml")
     ap.add_argument("--trace", default="optimizer/data/traces/mooncake_synthetic.jsonl")
-    ap.add_argument("--limit", type=int, default=2000)
+    ap.add_argument("--limit", type=_positive, default=2000)
     ap.add_argument("--model", default=None, help="default: the topology's first model")
     ap.add_argument("--group", choices=("jurisdiction", "fleet"), default="jurisdiction")
     args = ap.parse_args(argv)
-    topology = load_topology(args.fleet)
+    try:
+        topology = load_topology(args.fleet)
+        mix = TokenMix.of(load_trace(args.trace, limit=args.limit))
+    except InputFileError as exc:  # a file that cannot be read: say why, as `optimizer` does
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        raise SystemExit(2) from None
     model = args.model or topology.models[0].name
-    mix = TokenMix.of(load_trace(args.trace, limit=args.limit))
+    if model not in {m.name for m in topology.models}:
+        ap.error(f"--model {model!r} is not served by {args.fleet}")
     group = by_jurisdiction(topology) if args.group == "jurisdiction" else None
     print(sizing_table(size_pools(topology, model, mix, group), mix))
 

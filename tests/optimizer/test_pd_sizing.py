@@ -80,6 +80,23 @@ def test_cli_prints_the_sizing_the_sized_fleet_cites(capsys: pytest.CaptureFixtu
     assert "decode share 24.84% -> 2 decode GPUs" in out[2]
 
 
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--fleet", "/nonexistent.yaml"], "cannot read file"),
+        (["--limit", "0"], "must be at least 1"),
+        (["--model", "no-such-model"], "is not served by"),
+    ],
+)
+def test_cli_answers_bad_input_with_a_clear_error(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        pd_size.main(["--fleet", str(PD), *argv] if argv[0] != "--fleet" else argv)
+    assert exit_.value.code == 2
+    assert says in capsys.readouterr().err
+
+
 def test_the_sized_fleet_is_the_same_hardware_with_the_sized_roles() -> None:
     pd, sized = load_topology(PD), load_topology(SIZED)
     strip = lambda t: [(n.name, n.site, n.accelerator, n.gpus, n.usd_per_hour) for n in t.nodes]  # noqa: E731
