@@ -10,7 +10,6 @@ replay never does: `cancel`, for a client that goes away.
 from __future__ import annotations
 
 import heapq
-from math import ceil
 from typing import Any
 
 from optimizer.sim.node import DECODE, PREFILL, SimNode
@@ -103,7 +102,7 @@ class EmulatedNode(SimNode):
         slot and KV are free at once. The node then goes on as if the request had never
         come: a decode run in progress ends with the round in progress where its batch
         changes, or where the queue's new head may start its prefill (as `SimNode.arrive`
-        cuts a run for an admissible head)."""
+        cuts a run for an admissible head: `SimNode._cut`)."""
         t = self._table
         if rid == self.current:
             self.busy_s += now - self.phase_start
@@ -130,16 +129,6 @@ class EmulatedNode(SimNode):
             self._free(rid)
             self._cut(now)
         self.sync()
-
-    def _cut(self, now: float) -> None:
-        """End a decode run in progress with its round in progress."""
-        if self.phase != DECODE:
-            return
-        done = max(0, ceil((now - self.phase_start) / self.round_s - 1e-9))
-        if done < self.planned:
-            self.planned = done
-            self.version += 1
-            self._wake(self.phase_start + done * self.round_s, self.index, self.version)
 
     def _free(self, rid: int) -> None:
         t = self._table

@@ -131,13 +131,20 @@ class SimNode(NodeOccupancy):
             self.schedule(now)
         elif self.phase == DECODE and len(self.waiting) == 1 and self._admissible(rid):
             # Prefill has priority: stop the decode run at the end of the round in progress.
-            # Rounds begun by now (none when the run starts this very instant).
-            done = max(0, ceil((now - self.phase_start) / self.round_s - 1e-9))
-            if done < self.planned:
-                self.planned = done
-                self.version += 1
-                self._wake(self.phase_start + done * self.round_s, self.index, self.version)
+            self._cut(now)
         self.sync()
+
+    def _cut(self, now: float) -> None:
+        """End a decode run in progress with its round in progress (the emulator's
+        `EmulatedNode.cancel` cuts one too, when its batch or its queue head changes)."""
+        if self.phase != DECODE:
+            return
+        # Rounds begun by now (none when the run starts this very instant).
+        done = max(0, ceil((now - self.phase_start) / self.round_s - 1e-9))
+        if done < self.planned:
+            self.planned = done
+            self.version += 1
+            self._wake(self.phase_start + done * self.round_s, self.index, self.version)
 
     # -- the engine loop -----------------------------------------------------------------------
     def schedule(self, now: float) -> None:

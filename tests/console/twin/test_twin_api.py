@@ -3,6 +3,7 @@ and stale proposals."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -232,6 +233,7 @@ def test_an_asgi_server_gets_the_observations_streamed_chunk_by_chunk(
 
     from asgiref.sync import async_to_sync
     from django.contrib.auth.models import Group, User
+    from django.http import StreamingHttpResponse
     from django.test import AsyncClient
 
     _record(client_for, demo_engine, 3)
@@ -247,7 +249,11 @@ def test_an_asgi_server_gets_the_observations_streamed_chunk_by_chunk(
     async def fetch() -> tuple[Any, bytes]:
         await client.aforce_login(user)
         response = await client.get("/api/v1/observations", window)
-        body = b"".join([chunk async for chunk in response.streaming_content])
+        assert isinstance(response, StreamingHttpResponse)
+        # A synchronous body would be a plain Iterator here (read whole before the first byte).
+        content = response.streaming_content
+        assert isinstance(content, AsyncIterator)
+        body = b"".join([chunk async for chunk in content])
         return response, body
 
     with warnings.catch_warnings():

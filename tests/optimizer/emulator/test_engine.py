@@ -1,4 +1,4 @@
-"""The node model in real time, without HTTP: a cancelled request frees what it held at once,
+"""The node model on its own clock, without HTTP: a cancelled request frees what it held at once,
 whatever state it was in, and the node goes on as if it had never come."""
 
 from __future__ import annotations
@@ -10,16 +10,21 @@ from typing import Any
 from optimizer.emulator import EmulatedFleet
 from optimizer.emulator.node import DECODE, PREFILL
 from optimizer.emulator.sequence import Sequence
+from tests.optimizer.emulator.virtual_clock import VirtualClockLoop
 from tests.optimizer.fleets import tiny_topology
 
 CORE = 1  # core-l in TINY: 10 ms of RTT from `app`, 10k prefill tokens/s
 
 
 def _run(scenario: Callable[[EmulatedFleet], Awaitable[None]], **changes: Any) -> None:
+    """Run `scenario` on a virtual clock: a sleep in it lasts exactly its model time, however
+    busy the machine (the loop's clock is the model's, `optimizer.emulator.engine`)."""
+
     async def main() -> None:
         await scenario(EmulatedFleet(tiny_topology(**changes)))
 
-    asyncio.run(main())
+    with asyncio.Runner(loop_factory=VirtualClockLoop) as runner:
+        runner.run(main())
 
 
 def _submit(fleet: EmulatedFleet, tokens: int, output: int, first_id: int = 0) -> Sequence:
@@ -113,18 +118,21 @@ def test_a_blocked_head_cancelled_lets_the_next_in_at_the_next_step() -> None:
         long = _submit(fleet, 512, 300_000)
         await anext(fleet.tokens(long))
         # Half a GiB of KV (536870 tokens): the head cannot join the long one, the small
-        # request behind it could.
+        # request behind it could. It is sent 1 ms after the head, so it reaches the node
+        # after it (its shorter prompt crosses the 1 Gb/s link 30 us sooner).
         head = _submit(fleet, 1024, 300_000, first_id=100)
+        await asyncio.sleep(0.001)
         small = _submit(fleet, 100, 2, first_id=200)
         await asyncio.sleep(0.05)
         assert list(node.waiting) == [head.rid, small.rid] and node.phase == DECODE
         fleet.cancel(head)
-        # The decode run ends with its round (11 ms), the small one prefills (10 ms): about
-        # 0.08 s of model time. Left behind the head it would wait for the long one's 300k
-        # decode steps (an hour). The model time is the loop's clock, which a busy machine
-        # stretches, so the bound tells the two apart with room to spare, not the 0.08 s.
+        # Left behind the head, the small one would wait for the long one's 300k decode
+        # steps (an hour of model time; the timeout ends that case early). Let in, it waits
+        # from its arrival the 50 ms before the cancel, then for the decode round in progress
+        # (at most 11 ms), prefills (10 ms), and its token reaches its client RTT/2 (5 ms)
+        # later. The clock is virtual (`_run`), so these are the model's exact times.
         await asyncio.wait_for(fleet.finished(small), 2.0)
-        assert small.ttft_s < 1.0
+        assert 0.050 + 0.010 + 0.005 - 1e-9 <= small.ttft_s <= 0.050 + 0.011 + 0.010 + 0.005
         fleet.cancel(long)
         _assert_empty(fleet)
 

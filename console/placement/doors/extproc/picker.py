@@ -19,7 +19,6 @@ touches the database or the network.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from typing import Any
 
@@ -29,10 +28,15 @@ from envoy.service.ext_proc.v3 import external_processor_pb2 as ep
 from console.placement.doors.endpoints import endpoint_map, within_subset
 from console.placement.doors.extproc import envoy, headers
 from console.placement.doors.extproc.metrics import PICKER_SECONDS
+from console.placement.doors.extproc.refusals import (
+    Refused,
+    check_request_headers,
+    shed_if_saturated,
+)
 from console.placement.doors.openai import PATHS, BadBody, parse_openai
 from console.placement.doors.probe_header import PROBE_HEADER, probe_header
 from console.placement.engine.inputs import DecisionInput, UnknownName
-from console.placement.engine.runtime import Runtime, runtime
+from console.placement.engine.runtime import runtime
 
 logger = logging.getLogger(__name__)
 
@@ -40,15 +44,6 @@ logger = logging.getLogger(__name__)
 SOURCE_HEADER = headers.SOURCE
 SESSION_HEADER = headers.SESSION
 DECISION_HEADER = headers.DECISION
-
-
-class Refused(Exception):
-    """Answer the client with `status` and the API's error shape, and end the stream."""
-
-    def __init__(self, status: int, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.status = status
-        self.payload = {"message": message, **extra}
 
 
 class PickerStream:
@@ -96,7 +91,9 @@ class PickerStream:
             self.headers = envoy.headers_of(message.request_headers)
             if message.request_headers.end_of_stream:
                 raise Refused(400, "Locus places OpenAI requests with a body; this one has none.")
-            self._check_headers()
+            ttft_target_ms = check_request_headers(self.headers)
+            if ttft_target_ms is not None:
+                self.ttft_target_ms = ttft_target_ms
             return []
         if kind == "request_body":
             if self.decision_id is not None:  # past the pick: pass through
@@ -135,33 +132,6 @@ class PickerStream:
         raise Refused(400, f"Unexpected ext_proc message {kind!r}.")
 
     # -- request path ----------------------------------------------------------------------
-    def _check_headers(self) -> None:
-        path = self.headers.get(":path", "").partition("?")[0]
-        if path not in PATHS:
-            raise Refused(404, f"Locus places {' and '.join(PATHS)} requests, not {path!r}.")
-        encoding = self.headers.get("content-encoding", "identity").strip().lower()
-        if encoding not in ("", "identity"):
-            # Never inflate a client's body here (a compression bomb would be ours to hold).
-            raise Refused(415, f"Send the body uncompressed, not {encoding!r}.")
-        ttft_header, ttft = headers.read(self.headers, headers.TTFT)
-        if ttft is not None:
-            try:
-                self.ttft_target_ms = float(ttft)
-            except ValueError:
-                self.ttft_target_ms = math.nan
-            if not (math.isfinite(self.ttft_target_ms) and 0 < self.ttft_target_ms <= 1e9):
-                raise Refused(
-                    400,
-                    "Invalid request headers.",
-                    errors={ttft_header: ["A positive number of milliseconds."]},
-                )
-        fairness_header, _ = headers.read(self.headers, headers.FAIRNESS)
-        for header in (SESSION_HEADER, fairness_header):
-            if len(self.headers.get(header, "")) > 200:
-                raise Refused(
-                    400, "Invalid request headers.", errors={header: ["At most 200 characters."]}
-                )
-
     def _buffer(self, chunk: bytes) -> None:
         self.size += len(chunk)
         if self.size > settings.LOCUS_PICKER_MAX_BODY_BYTES:
@@ -208,7 +178,7 @@ class PickerStream:
             among=among,
         )
         try:
-            _shed_if_saturated(rt, body)
+            shed_if_saturated(rt, body)
             decision = rt.decide(body)
         except UnknownName as exc:
             fields = {"source": SOURCE_HEADER, "slo": objective_header, "model": "body.model"}
@@ -302,16 +272,3 @@ def _status(headers: dict[str, str]) -> int:
         return int(headers.get(":status", "0"))
     except ValueError:
         return 0
-
-
-def _shed_if_saturated(rt: Runtime, body: DecisionInput) -> None:
-    """429 when every endpoint that may serve the request (hard constraints applied) is
-    saturated: its queue, as the engine sees it, at least LOCUS_PICKER_SHED_QUEUE_DEPTH (0:
-    never shed). The reference picker's saturation detector judges a pool by queue depth
-    too (docs/gateway.md, "Shedding")."""
-    limit = settings.LOCUS_PICKER_SHED_QUEUE_DEPTH
-    if limit <= 0:
-        return
-    queues = rt.engine.queues(body)
-    if queues and min(queues.values()) >= limit:
-        raise Refused(429, "Every endpoint for this request is saturated.", queue_depth=queues)
