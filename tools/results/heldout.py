@@ -75,8 +75,13 @@ def heldout_suite(reports: Sequence[Report]) -> str:
         for role in roles:
             counts = [f["goals"][role] for f in suite["fleets"].values() if role in f["goals"]]
             met, cells = sum(c["passed"] for c in counts), sum(c["cells"] for c in counts)
-            name = config["zero_shot"] if role == "zero-shot" else "the generalist fine-tuned"
-            tallies.append(f"{role.capitalize()} `{name}` meets {met} of {cells} goals")
+            who = (
+                f"zero-shot `{config['zero_shot']}`"
+                if role == "zero-shot"
+                else "fine-tuned on each fleet (one fine-tune per seed)"
+            )
+            tallies.append(f"{who} meets {met} of {cells} goals")
+        tallies[0] = tallies[0][0].upper() + tallies[0][1:]
         parts.append(
             f"{'; '.join(tallies)}; seeds {','.join(map(str, config['seeds']))}, "
             f"{config['limit']:,} requests per replay, telemetry every "
