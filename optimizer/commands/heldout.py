@@ -5,6 +5,7 @@ the Markdown table."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,17 @@ def add_parser(commands: Any) -> None:
         type=argtypes.name,
         default=None,
         metavar="DIR",
-        help="directory with one fine-tuned policy per fleet, in a subdirectory named after it",
+        help="directory with one fine-tuned policy per fleet, in a subdirectory named after it "
+        "(or one per fleet and seed, in <fleet>/seed-<s>/)",
+    )
+    hs.add_argument(
+        "--reuse",
+        type=argtypes.name,
+        default=None,
+        metavar="REPORT",
+        help="take the runs an earlier suite report already holds (same limit and telemetry "
+        "interval; heuristics, oracle, and the same zero-shot/fine-tuned policies) instead of "
+        "replaying them",
     )
     hs.add_argument(
         "--heuristics",
@@ -74,20 +85,11 @@ def add_parser(commands: Any) -> None:
     hs.set_defaults(func=cmd_heldout_suite)
 
 
-def _policy_dir_problems(option: str, path: Path) -> list[str]:
-    """What keeps `path` from being a directory written by `train` (docs/contracts.md §3)."""
-    if not path.is_dir():
-        return [f"{option}: {path} is neither a policy name nor a directory"]
-    missing = [name for name in ("scorer.pt", "policy.json") if not (path / name).is_file()]
-    if missing:
-        return [f"{option}: {path} is not a train output: no {' or '.join(missing)}"]
-    return []
-
-
 def _config(args: argparse.Namespace) -> SuiteConfig:
     """The run's configuration, every option checked before the first replay."""
     from optimizer.heldout.run import SuiteConfig
     from optimizer.heldout.suite import cells
+    from optimizer.heldout.tuned import fine_tuned_policies, policy_dir_problems
 
     problems = []
     unknown = sorted(set(args.heuristics) - set(POLICY_NAMES))
@@ -100,19 +102,15 @@ def _config(args: argparse.Namespace) -> SuiteConfig:
     if args.workers > (os.cpu_count() or 1):
         problems.append(f"--workers: at most {os.cpu_count() or 1} on this machine")
     if args.zero_shot not in (*SHIPPED, *POLICY_NAMES):
-        problems += _policy_dir_problems("--zero-shot", Path(args.zero_shot))
+        problems += policy_dir_problems("--zero-shot", Path(args.zero_shot))
     try:
         suite = cells(args.fleets, args.traces)
     except ValueError as exc:
         problems.append(f"--fleets/--traces: {exc}")
         suite = []
-    if args.fine_tuned is not None:
-        root = Path(args.fine_tuned)
-        if not root.is_dir():
-            problems.append(f"--fine-tuned: {root} is not a directory")
-        for fleet in sorted({c.fleet for c in suite}):
-            if (root / fleet).is_dir():
-                problems += _policy_dir_problems("--fine-tuned", root / fleet)
+    if args.fine_tuned is not None and suite:
+        fleets = sorted({c.fleet for c in suite})
+        problems += fine_tuned_policies(Path(args.fine_tuned), fleets, args.seeds or [0])[1]
     if problems:
         raise InputFileError("heldout-suite", problems)
     return SuiteConfig(
@@ -128,6 +126,31 @@ def _config(args: argparse.Namespace) -> SuiteConfig:
     )
 
 
+def _reusable(config: SuiteConfig, path: str) -> dict[Any, dict[str, float]]:
+    """The runs of the report at `path` this run may take (`optimizer.heldout.reuse`)."""
+    from optimizer.heldout.reuse import reusable_runs
+
+    try:
+        earlier = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputFileError(path, [f"--reuse: {path}: cannot read: {exc.strerror}"]) from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputFileError(path, [f"--reuse: {path}: not JSON: {exc}"]) from exc
+    if not isinstance(earlier, dict):
+        raise InputFileError(path, [f"--reuse: {path}: not a heldout-suite report"])
+    try:
+        return reusable_runs(config, earlier)
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise InputFileError(
+            path,
+            [
+                f"{exc}"
+                if isinstance(exc, ValueError)
+                else f"--reuse: {path}: not a heldout-suite report ({exc!r})"
+            ],
+        ) from exc
+
+
 def cmd_heldout_suite(args: argparse.Namespace) -> int:
     # Imported here: the replay machinery is only needed when the suite runs.
     from optimizer.heldout.run import run_suite
@@ -135,7 +158,8 @@ def cmd_heldout_suite(args: argparse.Namespace) -> int:
 
     config = _config(args)
     try:
-        report = run_suite(config, progress_shown())
+        reuse = None if args.reuse is None else (args.reuse, _reusable(config, args.reuse))
+        report = run_suite(config, progress_shown(), reuse)
     except InputFileError:
         raise
     except ValueError as exc:

@@ -7,7 +7,7 @@ capacity (`optimizer.capacity`, as `--utilisation` does), sources and models dra
 seed, node state seen through telemetry `telemetry_interval_s` apart, once per heuristic, for
 the zero-shot policy, for the fleet's fine-tuned policy when there is one, and for the oracle.
 Jobs are independent, so they run over `workers` processes and the report does not depend on
-how many.
+how many; runs an earlier report already holds can be taken from it (`optimizer.heldout.reuse`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from tqdm import tqdm
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation
 from optimizer.decide.registry import GENERALIST, POLICY_NAMES
 from optimizer.heldout import goals
+from optimizer.heldout.reuse import RunKey
 from optimizer.heldout.suite import Cell, cells
+from optimizer.heldout.tuned import fine_tuned_policies
 from optimizer.rl.replays import ORACLE, Job, run_replay, trace_job
 from optimizer.topology_files import load_topology
 from optimizer.traces import load_trace
@@ -45,7 +47,8 @@ class SuiteConfig:
     """The policy judged zero-shot: `generalist`, a directory written by `train`, or a
     heuristic's name (a baseline, or a cheap stand-in in tests)."""
     fine_tuned: str | None = None
-    """A directory with one fine-tuned policy per fleet, in a subdirectory named after it."""
+    """A directory with one fine-tuned policy per fleet, in a subdirectory named after it, or
+    one per fleet and seed (`optimizer.heldout.tuned`)."""
     seeds: tuple[int, ...] = (0, 1, 2)
     limit: int = 4000
     """Requests per replay: the first `limit` of the trace."""
@@ -57,24 +60,36 @@ class SuiteConfig:
     """Only these shipped traces, by file name (default: every one)."""
 
 
-def fine_tuned_dirs(config: SuiteConfig, fleets: Sequence[str]) -> dict[str, str]:
-    """The fine-tuned policy of each fleet that has one; ValueError if `fine_tuned` is given
-    but holds none for the fleets run."""
+def fine_tuned_dirs(config: SuiteConfig, fleets: Sequence[str]) -> dict[str, dict[int, str]]:
+    """Per fleet that has one, the fine-tuned policy each seed judges; ValueError if
+    `fine_tuned` is given but its layout is wrong or holds none for the fleets run."""
     if config.fine_tuned is None:
         return {}
-    root = Path(config.fine_tuned)
-    found = {f: str(root / f) for f in fleets if (root / f).is_dir()}
-    if not found:
-        raise ValueError(
-            f"{root}: no fine-tuned policy for any fleet run; expected subdirectories named "
-            f"{', '.join(fleets)}"
-        )
+    found, problems = fine_tuned_policies(Path(config.fine_tuned), fleets, config.seeds)
+    if problems:
+        raise ValueError("; ".join(problems))
     return found
 
 
-def plan(config: SuiteConfig) -> tuple[list[Cell], list[tuple[int, str, int]], list[Job]]:
-    """The suite's cells, and its jobs with their keys (cell index, role, seed): the role is a
-    heuristic's name, `zero-shot`, `fine-tuned` or `oracle`."""
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The suite's cells, the load each runs at, and its runs: `keys[i]` (cell index, role,
+    seed) is replayed by `jobs[i]`; the role is a heuristic's name, `zero-shot`, `fine-tuned` or
+    `oracle`."""
+
+    cells: list[Cell]
+    loads: list[float]
+    keys: list[tuple[int, str, int]]
+    jobs: list[Job]
+
+    def run_key(self, index: int) -> RunKey:
+        cell_index, role, seed = self.keys[index]
+        cell = self.cells[cell_index]
+        return (cell.fleet, cell.trace, float(cell.utilisation), role, seed)
+
+
+def plan(config: SuiteConfig) -> Plan:
+    """Every run of the suite `config` describes (see `Plan`)."""
     suite = cells(
         list(config.fleets) if config.fleets else None,
         list(config.traces) if config.traces else None,
@@ -84,17 +99,19 @@ def plan(config: SuiteConfig) -> tuple[list[Cell], list[tuple[int, str, int]], l
     mixes: dict[str, TokenMix] = {}
     keys: list[tuple[int, str, int]] = []
     jobs: list[Job] = []
+    loads: list[float] = []
     for index, cell in enumerate(suite):
         if cell.fleet not in capacity:
             capacity[cell.fleet] = FleetCapacity(load_topology(cell.topology_path))
         if cell.trace not in mixes:
             mixes[cell.trace] = TokenMix.of(load_trace(cell.trace_path, limit=config.limit))
         load = load_for_utilisation(capacity[cell.fleet], mixes[cell.trace], cell.utilisation)
-        roles = [(h, h) for h in config.heuristics] + [(ZERO_SHOT, config.zero_shot)]
-        if cell.fleet in tuned:
-            roles.append((FINE_TUNED, tuned[cell.fleet]))
-        roles.append((ORACLE, ORACLE))
+        loads.append(load)
         for seed in config.seeds:
+            roles = [(h, h) for h in config.heuristics] + [(ZERO_SHOT, config.zero_shot)]
+            if cell.fleet in tuned:
+                roles.append((FINE_TUNED, tuned[cell.fleet][seed]))
+            roles.append((ORACLE, ORACLE))
             for role, spec in roles:
                 keys.append((index, role, seed))
                 jobs.append(
@@ -109,7 +126,7 @@ def plan(config: SuiteConfig) -> tuple[list[Cell], list[tuple[int, str, int]], l
                         telemetry_interval_s=config.telemetry_interval_s,
                     )
                 )
-    return suite, keys, jobs
+    return Plan(suite, loads, keys, jobs)
 
 
 def execute(jobs: Sequence[Job], workers: int, progress: bool) -> list[dict[str, Any]]:
@@ -155,27 +172,31 @@ def _summary(runs: dict[str, list[float]]) -> goals.Summary:
     return goals.Summary(*(float(np.mean(runs[m])) for m in METRICS))
 
 
+def figures(role: str, result: dict[str, Any]) -> dict[str, float]:
+    """What the report keeps of one replay's result: the oracle's attainment and mean TTFT
+    (its placements are not a policy's, so no p95 or cost), every other role's `METRICS`."""
+    if role == ORACLE:
+        return {
+            "slo_attainment": float(result["slo_attainment"]),
+            "ttft_mean_ms": float(result["ttft_ms"]["mean"]),
+        }
+    return {m: float(result[m]) for m in METRICS}
+
+
 def assemble(
     config: SuiteConfig,
-    suite: Sequence[Cell],
-    keys: Sequence[tuple[int, str, int]],
-    results: Sequence[dict[str, Any]],
+    plan_: Plan,
+    values: Sequence[dict[str, float]],
     wall_seconds: float,
+    reused: tuple[str, int] | None = None,
 ) -> dict[str, Any]:
-    """The suite's JSON report from the jobs' `results` (in `keys` order)."""
+    """The suite's JSON report from every run's `figures` (in `plan_.keys` order); `reused`
+    names the earlier report runs were taken from and how many."""
+    suite = plan_.cells
     runs: list[dict[str, dict[str, list[float]]]] = [{} for _ in suite]
-    context: list[dict[str, float]] = [{} for _ in suite]
-    for (index, role, _seed), result in zip(keys, results, strict=True):
-        context[index] = {"load": result["load"], "utilisation": result["utilisation"]}
-        if role == ORACLE:
-            values = {
-                "slo_attainment": result["slo_attainment"],
-                "ttft_mean_ms": result["ttft_ms"]["mean"],
-            }
-        else:
-            values = {m: result[m] for m in METRICS}
-        for m, value in values.items():
-            runs[index].setdefault(role, {}).setdefault(m, []).append(float(value))
+    for (index, role, _seed), run in zip(plan_.keys, values, strict=True):
+        for m, value in run.items():
+            runs[index].setdefault(role, {}).setdefault(m, []).append(value)
     out_cells = []
     for index, cell in enumerate(suite):
         by_role = runs[index]
@@ -194,7 +215,7 @@ def assemble(
                 "trace": cell.trace,
                 "label": cell.label,
                 "utilisation": cell.utilisation,
-                "load": context[index]["load"],
+                "load": plan_.loads[index],
                 "regime": regime,
                 "best_heuristic": best,
                 "policies": {
@@ -214,6 +235,8 @@ def assemble(
             "limit": config.limit,
             "telemetry_interval_s": config.telemetry_interval_s,
             "workers": config.workers,
+            "reused_from": reused[0] if reused else None,
+            "replays_reused": reused[1] if reused else 0,
         },
         "rules": {
             "best_heuristic": "highest mean SLO attainment over the seeds; ties: lower mean TTFT",
@@ -244,9 +267,23 @@ def fleet_summary(out_cells: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return fleets
 
 
-def run_suite(config: SuiteConfig, progress: bool = False) -> dict[str, Any]:
-    """Plan, run and assemble the suite (see the module docstring)."""
+def run_suite(
+    config: SuiteConfig,
+    progress: bool = False,
+    reuse: tuple[str, dict[RunKey, dict[str, float]]] | None = None,
+) -> dict[str, Any]:
+    """Plan, run and assemble the suite (see the module docstring); `reuse` is an earlier
+    report's path and its `optimizer.heldout.reuse.reusable_runs`, taken instead of replayed."""
     started = time.perf_counter()
-    suite, keys, jobs = plan(config)
-    results = execute(jobs, config.workers, progress)
-    return assemble(config, suite, keys, results, time.perf_counter() - started)
+    plan_ = plan(config)
+    known = reuse[1] if reuse else {}
+    values: list[dict[str, float] | None] = [
+        known.get(plan_.run_key(i)) for i in range(len(plan_.jobs))
+    ]
+    todo = [i for i, v in enumerate(values) if v is None]
+    results = execute([plan_.jobs[i] for i in todo], config.workers, progress)
+    for i, result in zip(todo, results, strict=True):
+        values[i] = figures(plan_.keys[i][1], result)
+    taken = (reuse[0], len(values) - len(todo)) if reuse else None
+    done = [v for v in values if v is not None]
+    return assemble(config, plan_, done, time.perf_counter() - started, taken)

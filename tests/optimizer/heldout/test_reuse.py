@@ -1,0 +1,116 @@
+"""`heldout-suite --reuse REPORT`: runs an earlier report holds are taken, not replayed, and the
+report is the one a full run writes; a report run otherwise is refused before any replay."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from optimizer.cli import main
+from optimizer.decide.registry import GENERALIST_DIR
+
+FLEET, TRACE = "retail-edge", "azure_llm_2023_conv.csv"
+BASE = ["heldout-suite", "--fleets", FLEET, "--traces", TRACE, "--workers", "1"]
+CHEAP = ["--heuristics", "latency-first,weighted-score", "--zero-shot", "least-loaded"]
+
+
+def _run(tmp_path: Path, name: str, *args: str) -> dict[str, Any]:
+    report = tmp_path / f"{name}.json"
+    assert main([*BASE, *args, "--report", str(report)]) == 0
+    return json.loads(report.read_text())
+
+
+def _tuned(tmp_path: Path) -> str:
+    tuned = tmp_path / "tuned"
+    tuned.mkdir()
+    (tuned / FLEET).symlink_to(GENERALIST_DIR)
+    return str(tuned)
+
+
+def test_a_reused_report_is_the_report_a_full_run_writes(tmp_path: Path) -> None:
+    run = [*CHEAP, "--seeds", "0,1", "--limit", "20"]
+    earlier = _run(tmp_path, "earlier", *run)
+    assert earlier["config"]["replays_reused"] == 0 and earlier["config"]["reused_from"] is None
+    tuned = _tuned(tmp_path)
+    reused = _run(
+        tmp_path, "reused", *run, "--fine-tuned", tuned, "--reuse", str(tmp_path / "earlier.json")
+    )
+    full = _run(tmp_path, "full", *run, "--fine-tuned", tuned)
+    # 3 cells x 2 seeds x (two heuristics, the zero-shot, the oracle) taken; the fine-tuned run.
+    assert reused["config"]["replays_reused"] == 3 * 2 * 4
+    assert reused["config"]["reused_from"] == str(tmp_path / "earlier.json")
+    assert reused["cells"] == full["cells"] and reused["fleets"] == full["fleets"]
+    for cell, before in zip(reused["cells"], earlier["cells"], strict=True):
+        assert set(cell["policies"]) == {*before["policies"], "fine-tuned"}
+
+
+def test_a_different_zero_shot_is_replayed_not_taken(tmp_path: Path) -> None:
+    _run(tmp_path, "earlier", *CHEAP, "--seeds", "0", "--limit", "20")
+    other = _run(
+        tmp_path,
+        "other",
+        "--heuristics",
+        "latency-first,weighted-score",
+        "--zero-shot",
+        "round-robin",
+        "--seeds",
+        "0,1",
+        "--limit",
+        "20",
+        "--reuse",
+        str(tmp_path / "earlier.json"),
+    )
+    # Only seed 0's heuristics and oracle: 3 cells x 3 runs.
+    assert other["config"]["replays_reused"] == 3 * 3
+    direct = _run(
+        tmp_path,
+        "direct",
+        "--heuristics",
+        "latency-first,weighted-score",
+        "--zero-shot",
+        "round-robin",
+        "--seeds",
+        "0,1",
+        "--limit",
+        "20",
+    )
+    assert other["cells"] == direct["cells"]
+
+
+@pytest.mark.parametrize(
+    ("content", "args", "message"),
+    [
+        (None, ["--limit", "15"], "not comparable: limit 20 there, 15 here"),
+        (None, ["--telemetry-interval", "5"], "telemetry interval 10.0 there, 5.0 here"),
+        ("{not json", [], "not JSON"),
+        ('{"suite": "heldout"}', [], "not a heldout-suite report"),
+        ('{"suite": "heldout", "cells": [{"fleet": 1}], "config": {"limit": 20, '
+         '"telemetry_interval_s": 10.0}}', [], "not a heldout-suite report"),
+        ("[1, 2]", [], "not a heldout-suite report"),
+    ],
+)  # fmt: skip
+def test_a_report_that_cannot_be_reused_is_refused_before_any_replay(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    content: str | None,
+    args: list[str],
+    message: str,
+) -> None:
+    earlier = tmp_path / "earlier.json"
+    if content is None:
+        _run(tmp_path, "earlier", *CHEAP, "--seeds", "0", "--limit", "20")
+    else:
+        earlier.write_text(content)
+    out = tmp_path / "out.json"
+    argv = [*BASE, *CHEAP, "--seeds", "0", "--limit", "20", *args]
+    code = main([*argv, "--reuse", str(earlier), "--report", str(out)])
+    assert code == 2 and message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_missing_report_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([*BASE, "--reuse", str(tmp_path / "nope.json"), "--report", str(tmp_path / "r")])
+    assert code == 2 and "cannot read" in capsys.readouterr().err
