@@ -7,8 +7,10 @@ the current parameters, read the linear system off the replay over the fitted re
 (`fit`), move toward the solution (a damped step), until the parameters move by less than
 `tol` or PATIENCE iterates in a row bring no better replay. The iterate whose replay matches
 the fitted requests best (mean relative error of TTFT plus E2E, `replay.mismatch`) is the
-result, with every value its step did not identify put back to nominal. The report's verdict
-says whether it beats the nominal fleet on the held-out requests.
+result, with every value its step did not identify put back to nominal. A prefill rate that
+proposal holds for want of queue-free TTFT rows gets a second fit (`second_look`), kept only
+when no held-out error is worse. The report's verdict says whether the proposal beats the
+nominal fleet on the held-out requests.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from optimizer.calibration.report import (
     profile_entries,
     ttft_pairs,
 )
+from optimizer.calibration.second_look import annotate, held_rates, looked_at, own_factors
 from optimizer.calibration.split_rows import split_samples
 from optimizer.calibration.theta import kept, parameters, with_parameters
 from optimizer.errors import InputFileError
@@ -78,6 +81,20 @@ def _link_samples(topology: Topology, observations: Observations, fit: np.ndarra
         if site != request.source_site:
             counts[index[frozenset((request.source_site, site))]] += 1
     return counts
+
+
+@dataclass
+class _Proposal:
+    """A fit's proposal: θ with every value not pinned down back at nominal, its replay, the
+    strict step that judged it, the equations it was judged on, the queue-free rows counted
+    at the best iterate of the fit that moved it, and the iterations it took."""
+
+    theta: np.ndarray
+    result: SimResult
+    step: Step
+    eq: NormalEquations
+    queue_free_judged: np.ndarray
+    iterations: int
 
 
 @dataclass
@@ -148,14 +165,25 @@ def calibrate(
     before_ttft = predicted(start)[0]
     nominal_start = _Iterate(mismatch(start, observations, fit), nominal_theta.copy(), start)
 
-    def explore(free: np.ndarray, held_prefill: np.ndarray | None) -> tuple[_Iterate, int]:
-        """Iterate from nominal over the `free` values; the best iterate and the count."""
+    def explore(
+        free: np.ndarray, held_prefill: np.ndarray | None, own_scale: np.ndarray | None
+    ) -> tuple[_Iterate, int]:
+        """Iterate from nominal over the `free` values; the best iterate and the count. The
+        first step judges rows' own prefill times at `own_scale` (second_look)."""
         theta, result, best = nominal_theta.copy(), start, nominal_start
         iterations = stale = 0
         for iterations in range(1, max_iterations + 1):
             progress(iterations / (max_iterations + 2), f"iteration {iterations}")
             eq = accumulate(
-                fleet, result, observations, theta, layout, routes, fit, held_prefill=held_prefill
+                fleet,
+                result,
+                observations,
+                theta,
+                layout,
+                routes,
+                fit,
+                held_prefill=held_prefill,
+                own_scale=own_scale if iterations == 1 else None,
             )
             step = solve(
                 eq, nominal_theta, free, lower, min_rows=min_samples, max_relative_ci=EXPLORE_CI
@@ -177,52 +205,89 @@ def calibrate(
                 break
         return best, iterations
 
-    best, iterations = explore(free, None)
-    # The proposal moves only what the data at the best iterate pins down (fit.py,
-    # "Identifiability", at MAX_RELATIVE_CI); everything else goes back to nominal exactly.
-    progress((max_iterations + 1) / (max_iterations + 2), "judging what the data pins down")
-    report_eq = accumulate(fleet, best.result, observations, best.theta, layout, routes, fit)
-    # Strictly, too, a value whose only evidence is confounded by queueing is held (fit.py,
-    # MIN_QUEUE_FREE_ROWS). Not while iterating: far from the truth the replay's own prefill
-    # times are off, few rows look queue-free, and a rate held there could never get near it.
-    # When the best iterate holds such a rate, the rest is fitted again from nominal with it
-    # held there and the decode rows its prefills fill left out (design.accumulate): the values
-    # fitted beside a wrongly moved rate had absorbed its error (measured on the twin suite: a
-    # 70B decode step proposed 1.57x its truth).
-    confounded = thin_evidence(report_eq, layout.size)
-    held_prefill = confounded[: layout.profiles] & fitted_profiles
-    queue_free_judged = report_eq.queue_free.copy()
-    if held_prefill.any():
-        best, more = explore(free & ~confounded, held_prefill)
-        iterations += more
-        report_eq = accumulate(
-            fleet,
-            best.result,
-            observations,
-            best.theta,
-            layout,
-            routes,
-            fit,
-            held_prefill=held_prefill,
+    def propose(own_scale: np.ndarray | None) -> _Proposal:
+        """Explore, then keep only what the data at the best iterate pins down."""
+        best, iterations = explore(free, None, own_scale)
+        # The proposal moves only what the data at the best iterate pins down (fit.py,
+        # "Identifiability", at MAX_RELATIVE_CI); everything else goes back to nominal exactly.
+        progress((max_iterations + 1) / (max_iterations + 2), "judging what the data pins down")
+        report_eq = accumulate(fleet, best.result, observations, best.theta, layout, routes, fit)
+        # Strictly, too, a value whose only evidence is confounded by queueing is held (fit.py,
+        # MIN_QUEUE_FREE_ROWS). Not while iterating: far from the truth the replay's own
+        # prefill times are off, few rows look queue-free, and a rate held there could never
+        # get near it. When the best iterate holds such a rate, the rest is fitted again from
+        # nominal with it held there and the decode rows its prefills fill left out
+        # (design.accumulate): the values fitted beside a wrongly moved rate had absorbed its
+        # error (measured on the twin suite: a 70B decode step proposed 1.57x its truth).
+        confounded = thin_evidence(report_eq, layout.size)
+        held_prefill = confounded[: layout.profiles] & fitted_profiles
+        queue_free_judged = report_eq.queue_free.copy()
+        if held_prefill.any():
+            best, more = explore(free & ~confounded, held_prefill, own_scale)
+            iterations += more
+            report_eq = accumulate(
+                fleet,
+                best.result,
+                observations,
+                best.theta,
+                layout,
+                routes,
+                fit,
+                held_prefill=held_prefill,
+            )
+        report_step = solve(
+            report_eq,
+            nominal_theta,
+            free,
+            lower,
+            min_rows=min_samples,
+            max_relative_ci=MAX_RELATIVE_CI,
+            confounded=confounded,
         )
-    report_step = solve(
-        report_eq,
-        nominal_theta,
-        free,
-        lower,
-        min_rows=min_samples,
-        max_relative_ci=MAX_RELATIVE_CI,
-        confounded=confounded,
-    )
-    # When the nominal replay stayed best, nothing moves: a value the data there places away
-    # from nominal, which no iterate could make fit better, is not one it pins down.
-    identified = report_step.identified & (best.step is not None)
-    if best.step is None:
-        report_step = replace(report_step, identified=identified)
-    theta = np.where(identified, best.theta, nominal_theta)
-    result = best.result
-    if not np.array_equal(theta, best.theta):
-        result = replay(with_parameters(fleet, theta, links, transfers), observations)
+        # When the nominal replay stayed best, nothing moves: a value the data there places
+        # away from nominal, which no iterate could make fit better, is not one it pins down.
+        identified = report_step.identified & (best.step is not None)
+        if best.step is None:
+            report_step = replace(report_step, identified=identified)
+        theta = np.where(identified, best.theta, nominal_theta)
+        result = best.result
+        if not np.array_equal(theta, best.theta):
+            result = replay(with_parameters(fleet, theta, links, transfers), observations)
+        return _Proposal(theta, result, report_step, report_eq, queue_free_judged, iterations)
+
+    def second_look(first: _Proposal) -> tuple[_Proposal | None, dict[str, Any]]:
+        """A second proposal for the prefill rates `first` holds for want of queue-free TTFT
+        rows, and what was found (second_look.py); None when there was nothing to look at."""
+        targets = held_rates(first.step, first.eq, fitted_profiles)
+        if not targets.any():
+            return None, {"targets": [], "accepted": False, "reason": "no prefill rate held"}
+        factors = own_factors(
+            fleet, start, observations, nominal_theta, layout, routes, fit, targets
+        )
+        second = propose(factors) if (factors > 1.0).any() else None
+        return second, looked_at(
+            targets,
+            factors,
+            labels,
+            first=(
+                first.step,
+                fidelity(first.result, observations, held_out),
+                np.minimum(first.queue_free_judged, first.eq.queue_free),
+            ),
+            second=None
+            if second is None
+            else (second.step, fidelity(second.result, observations, held_out)),
+        )
+
+    chosen = propose(None)
+    iterations = chosen.iterations
+    second, looked = second_look(chosen)
+    if second is not None:
+        iterations += second.iterations
+        if looked["accepted"]:
+            chosen = second
+    theta, result = chosen.theta, chosen.result
+    identified, report_step, report_eq = chosen.step.identified, chosen.step, chosen.eq
     fitted_file = with_parameters(nominal, theta, links, transfers)
     # Values that did not move keep their nominal entries exactly (no float round trip).
     calibrated = rebuilt(
@@ -245,14 +310,18 @@ def calibrate(
         "held_out_requests": int(held_out.sum()),
         "min_samples": min_samples,
         "iterations": iterations,
-        "profiles": profile_entries(
-            fleet,
-            calibrated,
-            report_step,
-            report_eq,
-            profile_samples,
-            fitted_profiles,
-            queue_free_judged=queue_free_judged,
+        "profiles": annotate(
+            looked,
+            labels,
+            profile_entries(
+                fleet,
+                calibrated,
+                report_step,
+                report_eq,
+                profile_samples,
+                fitted_profiles,
+                queue_free_judged=chosen.queue_free_judged,
+            ),
         ),
         "links": link_entries(
             fleet,
@@ -270,6 +339,7 @@ def calibrate(
             "after": fidelity(result, observations, fit),
         },
         "verdict": verdict(before, after, int(held_out.sum())),
+        "second_look": looked,
         "ttft_pairs": ttft_pairs(observations, before_ttft, predicted(result)[0], held_out),
         "wall_seconds": time.perf_counter() - started,
     }
