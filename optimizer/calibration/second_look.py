@@ -7,16 +7,23 @@ however light its traffic, and a fit started there holds exactly the rates that 
 fitting (docs/twin.md, step 6).
 
 So when the first fit's proposal holds such a rate, a second fit starts from nominal and
-judges that profile's rows of the first step at a longer prefill time: the smallest factor, up
-to MAX_OWN_FACTOR, at which MIN_QUEUE_FREE_ROWS of its rows the replay queued for at most
-QUEUE_SHARE of their TTFT would count as queue-free. Later steps, and the strict judgement of
-the proposal, use the usual rule at the rate's current value, so a rate moved by this fit is
-proposed only when rows are queue-free at the value it moved to. The second proposal replaces
-the first only when it frees a held rate and none of the held-out median and p95 errors of
-TTFT and E2E (holdout.METRICS) is worse than the first proposal's: on overloaded traffic the
-rows that look short-waited at a longer prefill time can still be confounded (measured: the
-loosened rule applied at every step moved an overloaded 70B H100 rate 12% past its truth), and
-the held-out requests are the only judge of that the calibration has.
+judges that profile's rows of the first step at a longer prefill time: the factor at which half
+of its rows the replay queued for at most QUEUE_SHARE of their TTFT (at least
+MIN_QUEUE_FREE_ROWS of them) pass the OWN_SHARE rule, if at most MAX_OWN_FACTOR. On light
+traffic those rows are the rate's own evidence: their TTFT is mostly their prefill, so that
+factor is close to how much slower the truth is; the smallest factor at which just
+MIN_QUEUE_FREE_ROWS of them pass picks outliers, and left a rate with too few informing rows
+to move (measured: the twin suite's sovereign fleet, truth seed 27, concentrated at 0.6: 3
+rows at 1.06x, the L40S rate never moved; at the median, 1.08x, it was fitted at 16,157
+tokens/s against a truth of 16,144). Later steps, and the strict judgement of the proposal,
+use the usual rule at the rate's current value, so a rate moved by this fit is proposed only
+when rows are queue-free at the value it moved to. The second proposal replaces the first
+only when it pins a held rate down and none of the held-out median and p95 errors of TTFT and
+E2E (holdout.METRICS) is worse than the first proposal's by more than NOISE, their sum lower:
+on overloaded traffic the rows that look short-waited at a longer prefill time can still be
+confounded (measured: a loosened rule applied at every step moved an overloaded 70B H100 rate
+12% past its truth), and the held-out requests are the only judge of that the calibration
+has.
 """
 
 from __future__ import annotations
@@ -39,6 +46,13 @@ from optimizer.topology import Topology
 # 2x slower than its datasheet is beyond what the twin suite draws (1.3x) and a datasheet is
 # rarely that wrong; past it a row's TTFT is more likely something else than slow prefill.
 MAX_OWN_FACTOR = 2.0
+# A held-out error of the second proposal counts as worse than the first's only beyond this
+# (absolute, a tenth of a percentage point): a rate moved from its nominal reshuffles which
+# decode round each arrival meets, which moves a near-zero median error by hundredths of a
+# point either way (measured: the sovereign fleet, truth seed 27, concentrated at 0.6, E2E
+# median 0.020% -> 0.026% while TTFT p95 fell 19.4% -> 6.9% and E2E p95 7.9% -> 0.47%). The
+# four together must still be lower.
+NOISE = 1e-3
 
 
 def own_factors(
@@ -52,9 +66,9 @@ def own_factors(
     targets: np.ndarray,
 ) -> np.ndarray:
     """Per profile the factor its rows' own prefill times are judged at in the second fit's
-    first step: for a `targets` profile the smallest one (at least 1) at which
-    MIN_QUEUE_FREE_ROWS of its fitted one-node rows with a short wait (QUEUE_SHARE) pass the
-    OWN_SHARE rule, if at most MAX_OWN_FACTOR; 1 everywhere else."""
+    first step: for a `targets` profile with at least MIN_QUEUE_FREE_ROWS fitted one-node rows
+    with a short wait (QUEUE_SHARE), the factor at which half of them pass the OWN_SHARE rule
+    (at least 1), if at most MAX_OWN_FACTOR; 1 everywhere else."""
     t = result.table
     n_p = layout.profiles
     x = theta[:n_p]
@@ -92,7 +106,7 @@ def own_factors(
         candidates = np.sort(needed[short & (profile == p)])
         if candidates.size < MIN_QUEUE_FREE_ROWS:
             continue
-        factor = max(float(candidates[MIN_QUEUE_FREE_ROWS - 1]), 1.0)
+        factor = max(float(np.median(candidates)), 1.0)
         if factor <= MAX_OWN_FACTOR:
             factors[p] = factor
     return factors
@@ -131,8 +145,9 @@ def looked_at(
     if second is None:
         return looked | {
             "accepted": False,
-            "reason": f"no held profile has {MIN_QUEUE_FREE_ROWS} short-waited TTFT rows "
-            f"that would be queue-free at up to {MAX_OWN_FACTOR}x its current prefill time",
+            "reason": f"no held profile has {MIN_QUEUE_FREE_ROWS} short-waited TTFT rows, half "
+            f"of which pass the queue-free rule only at a longer prefill time (up to "
+            f"{MAX_OWN_FACTOR}x)",
         }
     freed = targets & second[0].identified[: len(targets)]
     worse = worse_than(first[1], second[1])
@@ -174,9 +189,13 @@ def annotate(
 
 
 def worse_than(first: dict[str, Any], second: dict[str, Any]) -> list[str]:
-    """The held-out metrics (holdout.METRICS) on which `second` is worse than `first`."""
-    return [
+    """The held-out metrics (holdout.METRICS) on which `second` is worse than `first` by more
+    than NOISE, and "sum" when the four together are not lower."""
+    worse = [
         f"{metric} {stat.split('_')[0]}"
         for metric, stat in METRICS
-        if second[metric][stat] > first[metric][stat]
+        if second[metric][stat] > first[metric][stat] + NOISE
     ]
+    if sum(second[m][s] for m, s in METRICS) >= sum(first[m][s] for m, s in METRICS):
+        worse.append("sum")
+    return worse

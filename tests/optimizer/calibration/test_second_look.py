@@ -21,6 +21,7 @@ from optimizer.calibration.scenarios import Scenario, observe
 from optimizer.observations import Observations
 from optimizer.topology import Topology
 from optimizer.topology_files import load_topology
+from tests.optimizer.calibration.test_fit import SLOW_QUEUE, _case
 from tests.optimizer.fleets import AZURE, FLEET_DEMO, REPO
 
 SLOW = ("llama-3.1-8b", "h100")
@@ -72,8 +73,6 @@ def test_without_the_second_look_the_rate_is_held(
 def test_a_rate_held_on_overloaded_traffic_stays_held(tmp_path: Path) -> None:
     """The case of test_fit.py (a 70B H100 rate seen only queued): the second look does not
     move it."""
-    from tests.optimizer.calibration.test_fit import SLOW_QUEUE, _case
-
     nominal, _, observations = _case(tmp_path)
     report = calibrate(nominal, observations).report
     assert not report["second_look"]["accepted"]
