@@ -86,6 +86,7 @@ def accumulate(
     fit: np.ndarray | None = None,
     queue_share: float | None = QUEUE_SHARE,
     held_prefill: np.ndarray | None = None,
+    own_scale: np.ndarray | None = None,
 ) -> NormalEquations:
     """The normal equations of the replay `result` (run at `theta`) against what was observed,
     over the requests in `fit` (default: all): the rest are held out to judge the fit. With
@@ -93,7 +94,9 @@ def accumulate(
     observed TTFT are left out (QUEUE_SHARE); None keeps them all. `held_prefill` (per
     profile): prefill rates held at nominal because their evidence is confounded by queueing
     (fit.thin_evidence); a decode row in which their prefills fill more than QUEUE_SHARE of the
-    decode is left out too, so a held rate's error does not pass into the decode terms."""
+    decode is left out too, so a held rate's error does not pass into the decode terms.
+    `own_scale` (per profile): the factor a row's own prefill time is judged at by the
+    OWN_SHARE rule (second_look.own_factors; default 1)."""
     t = result.table
     n_p = layout.profiles
     x, step, per_seq = theta[:n_p], theta[n_p : 2 * n_p], theta[2 * n_p : 3 * n_p]
@@ -107,6 +110,7 @@ def accumulate(
     decodes = np.array(t.output) > 1
     served = np.array(t.status) == SERVED
     use = served & observations.measured & (observations.ttft_s > 0)
+    scale = np.ones(n_p) if own_scale is None else own_scale
     if fit is not None:
         use &= fit
     model_index = {m.name: i for i, m in enumerate(topology.models)}
@@ -172,7 +176,10 @@ def accumulate(
             np.ones(r.size, dtype=bool)
             if queue_share is None
             else queue_free(
-                t_pre[rows] - t_node, u[rows] * x[slots[k_of[rows]]], ttft_observed, queue_share
+                t_pre[rows] - t_node,
+                u[rows] * x[slots[k_of[rows]]] * scale[slots[k_of[rows]]],
+                ttft_observed,
+                queue_share,
             )
         )
         own_profile = slots[k_of[rows]]

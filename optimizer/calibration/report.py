@@ -105,7 +105,7 @@ def profile_entries(
                 step if fitted[i] else None, eq, j, float(spread)
             )
             if fitted[i] and _confounded(step, j):
-                # Counted at the best iterate of the fit that moved it (run.py); ttft_rows
+                # Counted at the best iterate of the fit that moved it (propose.py); ttft_rows
                 # counts them at the refit that held it.
                 judged = (
                     queue_free_judged
