@@ -21,10 +21,7 @@ from typing import TYPE_CHECKING, Any
 from optimizer.rl.replays import ORACLE
 
 if TYPE_CHECKING:
-    from optimizer.heldout.run import SuiteConfig
-
-RunKey = tuple[str, str, float, str, int]
-"""(fleet, trace, utilisation, role, seed)."""
+    from optimizer.heldout.run import RunKey, SuiteConfig
 
 
 def _role_spec(config: dict[str, Any] | SuiteConfig, role: str) -> str | None:

@@ -25,7 +25,6 @@ from tqdm import tqdm
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation
 from optimizer.decide.registry import GENERALIST, POLICY_NAMES
 from optimizer.heldout import goals
-from optimizer.heldout.reuse import RunKey
 from optimizer.heldout.suite import Cell, cells
 from optimizer.heldout.tuned import fine_tuned_policies
 from optimizer.rl.replays import ORACLE, Job, run_replay, trace_job
@@ -35,6 +34,10 @@ from optimizer.traces import load_trace
 ZERO_SHOT: goals.Role = "zero-shot"
 FINE_TUNED: goals.Role = "fine-tuned"
 METRICS = ("slo_attainment", "ttft_mean_ms", "ttft_p95_ms", "cost_per_1k_requests")
+
+RunKey = tuple[str, str, float, str, int]
+"""One run of the suite, as reports key it across runs: (fleet, trace, utilisation, role,
+seed)."""
 
 
 @dataclass(frozen=True, slots=True)
