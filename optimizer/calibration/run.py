@@ -33,7 +33,6 @@ from optimizer.calibration.report import (
 from optimizer.calibration.second_look import annotate, held_rates, looked_at, own_factors
 from optimizer.calibration.split_rows import split_samples
 from optimizer.calibration.theta import kept, with_parameters
-from optimizer.calibration.theta import parameters as parameters  # tests import it from here
 from optimizer.errors import InputFileError
 from optimizer.observations import Observations
 from optimizer.topology import Topology

@@ -167,7 +167,7 @@ def test_the_true_parameters_are_a_fixed_point_of_replay_and_solve(tmp_path: Pat
     from optimizer.calibration.design import Layout, Routes, accumulate
     from optimizer.calibration.fit import solve
     from optimizer.calibration.replay import all_active, replay
-    from optimizer.calibration.run import parameters
+    from optimizer.calibration.theta import parameters
     from optimizer.observations import load_observations
 
     observations = tmp_path / "obs.jsonl"

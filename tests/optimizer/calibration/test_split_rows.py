@@ -14,8 +14,8 @@ from optimizer.calibration import calibrate
 from optimizer.calibration.design import Layout, Routes, accumulate
 from optimizer.calibration.fit import solve
 from optimizer.calibration.replay import all_active, replay
-from optimizer.calibration.run import parameters
 from optimizer.calibration.split_rows import split_samples
+from optimizer.calibration.theta import parameters
 from optimizer.observations import Observations, load_observations
 from optimizer.topology import Topology
 from tests.optimizer.calibration.split_truth import BANDWIDTH_FACTOR, observe, pd_eu_fleet
