@@ -16,6 +16,7 @@ from optimizer.decide.registry import GENERALIST, POLICY_NAMES, SHIPPED
 from optimizer.errors import InputFileError
 
 if TYPE_CHECKING:
+    from optimizer.heldout.reuse import EarlierReport
     from optimizer.heldout.run import SuiteConfig
 
 
@@ -47,7 +48,15 @@ def add_parser(commands: Any) -> None:
         metavar="REPORT",
         help="take the runs an earlier suite report already holds (same limit and telemetry "
         "interval; heuristics, oracle, and the same zero-shot/fine-tuned policies) instead of "
-        "replaying them",
+        "replaying them, once --reuse-check of them replay the same",
+    )
+    hs.add_argument(
+        "--reuse-check",
+        type=argtypes.natural,
+        default=None,
+        metavar="N",
+        help="runs of the --reuse report replayed again and compared before any is taken "
+        "(default 10; 0 trusts the report)",
     )
     hs.add_argument(
         "--heuristics",
@@ -99,6 +108,8 @@ def _config(args: argparse.Namespace) -> SuiteConfig:
         )
     if not args.seeds:
         problems.append("--seeds: give at least one seed")
+    if args.reuse_check is not None and args.reuse is None:
+        problems.append("--reuse-check: only with --reuse")
     if args.workers > (os.cpu_count() or 1):
         problems.append(f"--workers: at most {os.cpu_count() or 1} on this machine")
     if args.zero_shot not in (*SHIPPED, *POLICY_NAMES):
@@ -126,9 +137,9 @@ def _config(args: argparse.Namespace) -> SuiteConfig:
     )
 
 
-def _reusable(config: SuiteConfig, path: str) -> dict[Any, dict[str, float]]:
+def _reusable(config: SuiteConfig, path: str, check: int | None) -> EarlierReport:
     """The runs of the report at `path` this run may take (`optimizer.heldout.reuse`)."""
-    from optimizer.heldout.reuse import reusable_runs
+    from optimizer.heldout.reuse import DEFAULT_CHECK, EarlierReport, reusable_runs
 
     try:
         earlier = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -139,7 +150,7 @@ def _reusable(config: SuiteConfig, path: str) -> dict[Any, dict[str, float]]:
     if not isinstance(earlier, dict):
         raise InputFileError(path, [f"--reuse: {path}: not a heldout-suite report"])
     try:
-        return reusable_runs(config, earlier)
+        runs = reusable_runs(config, earlier)
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise InputFileError(
             path,
@@ -149,6 +160,7 @@ def _reusable(config: SuiteConfig, path: str) -> dict[Any, dict[str, float]]:
                 else f"--reuse: {path}: not a heldout-suite report ({exc!r})"
             ],
         ) from exc
+    return EarlierReport(path, runs, DEFAULT_CHECK if check is None else check)
 
 
 def cmd_heldout_suite(args: argparse.Namespace) -> int:
@@ -158,7 +170,7 @@ def cmd_heldout_suite(args: argparse.Namespace) -> int:
 
     config = _config(args)
     try:
-        reuse = None if args.reuse is None else (args.reuse, _reusable(config, args.reuse))
+        reuse = None if args.reuse is None else _reusable(config, args.reuse, args.reuse_check)
         report = run_suite(config, progress_shown(), reuse)
     except InputFileError:
         raise

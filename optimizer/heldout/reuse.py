@@ -9,19 +9,30 @@ the oracle's are taken from the report that already has them (`heldout-suite --r
 What may be taken: a heuristic's and the oracle's runs; the zero-shot's when both runs name the
 same zero-shot policy; the fine-tuned's when both name the same directory; each only for a cell
 (fleet, trace, utilisation) and seed the earlier report ran, with the same request limit and
-telemetry interval. Policy files and code must be those the earlier report was made with: the
-report names what it reused (`config.reused_from`, `config.replays_reused`), and a change to
-the simulator or a policy calls for a full run.
+telemetry interval.
+
+The figures are only worth taking if today's code and policy files replay them the same, and
+a report cannot tell what code made it. So before anything is taken, `check` of the runs it
+would take (spread over the plan) are replayed again and compared figure by figure; one
+difference refuses the whole report ("run the suite whole"). The report names what it took
+(`config.reused_from`, `config.replays_reused`, `config.reuse_checked`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from optimizer.heldout.run import execute, figures
 from optimizer.rl.replays import ORACLE
 
 if TYPE_CHECKING:
-    from optimizer.heldout.run import RunKey, SuiteConfig
+    from optimizer.heldout.run import Plan, RunKey, SuiteConfig
+
+DEFAULT_CHECK = 10
+"""Runs replayed again before a report's runs are taken: about a percent of a full suite."""
 
 
 def _role_spec(config: dict[str, Any] | SuiteConfig, role: str) -> str | None:
@@ -61,3 +72,46 @@ def reusable_runs(config: SuiteConfig, earlier: dict[str, Any]) -> dict[RunKey, 
                 key = (cell["fleet"], cell["trace"], float(cell["utilisation"]), role, seed)
                 out[key] = {m: float(s["runs"][index]) for m, s in metrics.items()}
     return out
+
+
+def spread(indices: list[int], n: int) -> list[int]:
+    """`n` of `indices` (in order), evenly spread from the first to the last."""
+    if n >= len(indices):
+        return list(indices)
+    if n <= 0:
+        return []
+    picks = np.unique(np.round(np.linspace(0, len(indices) - 1, n)).astype(int))
+    return [indices[int(p)] for p in picks]
+
+
+@dataclass(frozen=True, slots=True)
+class EarlierReport:
+    """The runs an earlier report holds that a run of the suite may take (`reusable_runs`),
+    and how many of them to replay again before taking any."""
+
+    path: str
+    runs: dict[RunKey, dict[str, float]]
+    check: int = DEFAULT_CHECK
+
+    def take(
+        self, plan_: Plan, workers: int, progress: bool
+    ) -> tuple[dict[int, dict[str, float]], int]:
+        """The figures of every run of `plan_` this report holds, by job index, and how many
+        were replayed to check them; ValueError when a checked run differs."""
+        found = {
+            i: self.runs[key]
+            for i in range(len(plan_.jobs))
+            if (key := plan_.run_key(i)) in self.runs
+        }
+        sample = spread(sorted(found), self.check)
+        results = execute([plan_.jobs[i] for i in sample], workers, progress)
+        for i, result in zip(sample, results, strict=True):
+            again = figures(plan_.keys[i][1], result)
+            if again != found[i]:
+                metric = next(m for m in again if again[m] != found[i].get(m))
+                raise ValueError(
+                    f"--reuse: {self.path} does not hold what this code replays: "
+                    f"{plan_.run_key(i)} gives {metric} {again[metric]!r} here, "
+                    f"{found[i].get(metric)!r} there; run the suite whole"
+                )
+        return found, len(sample)

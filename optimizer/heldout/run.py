@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from tqdm import tqdm
@@ -191,10 +191,10 @@ def assemble(
     plan_: Plan,
     values: Sequence[dict[str, float]],
     wall_seconds: float,
-    reused: tuple[str, int] | None = None,
+    reused: tuple[str, int, int] | None = None,
 ) -> dict[str, Any]:
     """The suite's JSON report from every run's `figures` (in `plan_.keys` order); `reused`
-    names the earlier report runs were taken from and how many."""
+    names the earlier report runs were taken from, how many, and how many were checked."""
     suite = plan_.cells
     runs: list[dict[str, dict[str, list[float]]]] = [{} for _ in suite]
     for (index, role, _seed), run in zip(plan_.keys, values, strict=True):
@@ -240,6 +240,7 @@ def assemble(
             "workers": config.workers,
             "reused_from": reused[0] if reused else None,
             "replays_reused": reused[1] if reused else 0,
+            "reuse_checked": reused[2] if reused else 0,
         },
         "rules": {
             "best_heuristic": "highest mean SLO attainment over the seeds; ties: lower mean TTFT",
@@ -270,23 +271,28 @@ def fleet_summary(out_cells: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return fleets
 
 
+class Reuse(Protocol):
+    """Runs taken from an earlier report instead of replayed (`optimizer.heldout.reuse`)."""
+
+    @property
+    def path(self) -> str: ...
+
+    def take(
+        self, plan_: Plan, workers: int, progress: bool
+    ) -> tuple[dict[int, dict[str, float]], int]: ...
+
+
 def run_suite(
-    config: SuiteConfig,
-    progress: bool = False,
-    reuse: tuple[str, dict[RunKey, dict[str, float]]] | None = None,
+    config: SuiteConfig, progress: bool = False, reuse: Reuse | None = None
 ) -> dict[str, Any]:
-    """Plan, run and assemble the suite (see the module docstring); `reuse` is an earlier
-    report's path and its `optimizer.heldout.reuse.reusable_runs`, taken instead of replayed."""
+    """Plan, run and assemble the suite (see the module docstring), taking what `reuse` holds."""
     started = time.perf_counter()
     plan_ = plan(config)
-    known = reuse[1] if reuse else {}
-    values: list[dict[str, float] | None] = [
-        known.get(plan_.run_key(i)) for i in range(len(plan_.jobs))
-    ]
-    todo = [i for i, v in enumerate(values) if v is None]
+    values, checked = reuse.take(plan_, config.workers, progress) if reuse else ({}, 0)
+    todo = [i for i in range(len(plan_.jobs)) if i not in values]
     results = execute([plan_.jobs[i] for i in todo], config.workers, progress)
     for i, result in zip(todo, results, strict=True):
         values[i] = figures(plan_.keys[i][1], result)
-    taken = (reuse[0], len(values) - len(todo)) if reuse else None
-    done = [v for v in values if v is not None]
-    return assemble(config, plan_, done, time.perf_counter() - started, taken)
+    taken = (reuse.path, len(plan_.jobs) - len(todo), checked) if reuse else None
+    ordered = [values[i] for i in range(len(plan_.jobs))]
+    return assemble(config, plan_, ordered, time.perf_counter() - started, taken)

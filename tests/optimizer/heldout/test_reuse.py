@@ -1,5 +1,6 @@
 """`heldout-suite --reuse REPORT`: runs an earlier report holds are taken, not replayed, and the
-report is the one a full run writes; a report run otherwise is refused before any replay."""
+report is the one a full run writes; a report run otherwise, or whose runs today's code does
+not replay the same, is refused before anything is written."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from optimizer.cli import main
 from optimizer.decide.registry import GENERALIST_DIR
+from optimizer.heldout.reuse import spread
 
 FLEET, TRACE = "retail-edge", "azure_llm_2023_conv.csv"
 BASE = ["heldout-suite", "--fleets", FLEET, "--traces", TRACE, "--workers", "1"]
@@ -41,6 +43,7 @@ def test_a_reused_report_is_the_report_a_full_run_writes(tmp_path: Path) -> None
     full = _run(tmp_path, "full", *run, "--fine-tuned", tuned)
     # 3 cells x 2 seeds x (two heuristics, the zero-shot, the oracle) taken; the fine-tuned run.
     assert reused["config"]["replays_reused"] == 3 * 2 * 4
+    assert reused["config"]["reuse_checked"] == 10  # the default, replayed again and equal
     assert reused["config"]["reused_from"] == str(tmp_path / "earlier.json")
     assert reused["cells"] == full["cells"] and reused["fleets"] == full["fleets"]
     for cell, before in zip(reused["cells"], earlier["cells"], strict=True):
@@ -65,6 +68,7 @@ def test_a_different_zero_shot_is_replayed_not_taken(tmp_path: Path) -> None:
     )
     # Only seed 0's heuristics and oracle: 3 cells x 3 runs.
     assert other["config"]["replays_reused"] == 3 * 3
+    assert other["config"]["reuse_checked"] == 3 * 3
     direct = _run(
         tmp_path,
         "direct",
@@ -114,3 +118,39 @@ def test_a_report_that_cannot_be_reused_is_refused_before_any_replay(
 def test_a_missing_report_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main([*BASE, "--reuse", str(tmp_path / "nope.json"), "--report", str(tmp_path / "r")])
     assert code == 2 and "cannot read" in capsys.readouterr().err
+
+
+def test_a_report_this_code_does_not_replay_the_same_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = [*CHEAP, "--seeds", "0", "--limit", "20"]
+    earlier = _run(tmp_path, "earlier", *run)
+    for cell in earlier["cells"]:  # as if another version of the code had made it
+        for stats in cell["policies"].values():
+            stats["slo_attainment"]["runs"] = [v - 0.125 for v in stats["slo_attainment"]["runs"]]
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(earlier))
+    out = tmp_path / "out.json"
+    code = main([*BASE, *run, "--reuse", str(changed), "--report", str(out)])
+    assert code == 2 and "does not hold what this code replays" in capsys.readouterr().err
+    assert not out.exists()
+    # --reuse-check 0 trusts the report: its figures are taken as they are.
+    trusted = _run(tmp_path, "trusted", *run, "--reuse", str(changed), "--reuse-check", "0")
+    assert trusted["config"]["reuse_checked"] == 0
+    assert trusted["config"]["replays_reused"] == 3 * 4
+    for cell, tampered in zip(trusted["cells"], earlier["cells"], strict=True):
+        for role, stats in tampered["policies"].items():
+            assert (
+                cell["policies"][role]["slo_attainment"]["runs"] == stats["slo_attainment"]["runs"]
+            )
+
+
+def test_reuse_check_needs_reuse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([*BASE, "--reuse-check", "3", "--report", str(tmp_path / "r.json")])
+    assert code == 2 and "--reuse-check: only with --reuse" in capsys.readouterr().err
+
+
+def test_the_checked_runs_are_spread_over_the_plan() -> None:
+    assert spread(list(range(10)), 3) == [0, 4, 9]
+    assert spread(list(range(10)), 0) == []
+    assert spread([2, 5], 10) == [2, 5]
