@@ -39,7 +39,9 @@ class TrainConfig:
     the start only if it validates no worse than the start on both the plain and this
     long-prompt validation (`optimizer.rl.fine_tune_guard`). Issue #26: a fine-tune of the
     generalist on an Azure trace gained 6.6 points on it and lost 6.3-6.5 on the same fleet's
-    Mooncake trace (prompts ~11k tokens), which its own validation never replays. 8: the Azure
+    Mooncake trace (prompts ~11k tokens), which its own validation never replays. The start's
+    decision cost weight is guarded too: another than `init`'s own is kept only if no worse
+    on both. 8: the Azure
     conversation trace's prompts x 8 average ~11k tokens, the long-prompt set the generalist's
     candidates are chosen on (docs/learned-policy.md). None: no guard; ignored without
     `init`."""

@@ -7,7 +7,9 @@ tokens; docs/heldout-suite.md). With the guard, a fine-tune also replays its val
 with every prompt `TrainConfig.fine_tune_long_prompt_scale` times longer (the same windows,
 utilisations, prefixes and sources, `optimizer.rl.replays.scenario_job`), and a checkpoint
 replaces the start only if it scores no worse than the start on both validations; otherwise
-the start's weights are what the fine-tune exports.
+the start's weights are what the fine-tune exports. The start itself is P with its own decision
+cost weight unless another weight tried is no worse on both validations
+(`optimizer.rl.validation.choose_start`): the weight changes decisions as weights do.
 
 The long-prompt score is `optimizer.rl.validation.score` without the terms measured against
 the heuristics (the heuristics are not replayed on the long-prompt draws, which would double
@@ -66,13 +68,14 @@ def admit(
 
 
 def summary(run: Run) -> dict[str, Any]:
-    """policy.json's `fine_tune_guard`: the scale, the start's and the selected weights'
-    scores on both validations, and the final decision."""
+    """policy.json's `fine_tune_guard`: the scale, the final decision, the decision cost weight
+    the start kept, and the start's and the selected weights' scores on both validations."""
     best = run.best.metrics
     kept = run.best.source.startswith("init")
     return {
         "long_prompt_scale": run.config.fine_tune_long_prompt_scale,
         "decision": KEPT_START if kept else f"took {run.best.source}",
+        "decision_cost_weight": run.config.decision_cost_weight or 0.0,
         "start": {k: run.start[k] for k in ("validation_score", SCORE)},
         "selected": {k: best[k] for k in ("validation_score", SCORE)},
     }
