@@ -41,10 +41,9 @@ class TrainConfig:
     generalist on an Azure trace gained 6.6 points on it and lost 6.3-6.5 on the same fleet's
     Mooncake trace (prompts ~11k tokens), which its own validation never replays. The start's
     decision cost weight is guarded too: another than `init`'s own is kept only if no worse
-    on both. 8: the Azure
-    conversation trace's prompts x 8 average ~11k tokens, the long-prompt set the generalist's
-    candidates are chosen on (docs/learned-policy.md). None: no guard; ignored without
-    `init`."""
+    on both. 8: the Azure conversation trace's prompts x 8 average ~11k tokens, the
+    long-prompt set the generalist's candidates are chosen on (docs/learned-policy.md). None:
+    no guard; ignored without `init`."""
     decision_cost_weight: float | None = None
     """Logits of the exported scorer one estimated USD per 1k requests costs at decision time
     (policy.json `decision_cost_weight`, read by `decide.scorers.learned.TrainedPolicy`);
