@@ -22,8 +22,29 @@ def _format_progress(metrics: dict[str, Any]) -> str | None:
             f"teacher {metrics['teacher_attainment']:.2%}, best heuristic "
             f"{metrics['best_heuristic']} {metrics['best_heuristic_attainment']:.2%}"
         )
+    if metrics.get("event") == "fine_tune_guard":
+        return (
+            f"fine-tune guard (prompts x{metrics['long_prompt_scale']:g}): "
+            f"{metrics['decision']} (start: score {metrics['start']['validation_score']:.4f}, "
+            f"long-prompt {metrics['start']['validation_score_long_prompt']:.4f}; selected: "
+            f"{metrics['selected']['validation_score']:.4f}, "
+            f"long-prompt {metrics['selected']['validation_score_long_prompt']:.4f})"
+        )
     if metrics.get("event") != "validation":
         return None
+    return _format_validation(metrics)
+
+
+def _format_validation(metrics: dict[str, Any]) -> str:
+    """A validation's line; a guarded fine-tune's adds the long-prompt validation and, after
+    the start, the guard's decision (`optimizer.rl.fine_tune_guard`)."""
+    long_prompt = ""
+    if "validation_score_long_prompt" in metrics:
+        long_prompt = (
+            f", long-prompt attainment {metrics['slo_attainment_long_prompt']:.2%} "
+            f"score {metrics['validation_score_long_prompt']:.4f}"
+        )
+    guard = f"; guard {metrics['guard']}" if "guard" in metrics else ""
     return (
         f"validation at {metrics['timesteps']}: attainment {metrics['slo_attainment']:.2%} "
         f"(teacher {metrics['teacher_attainment']:.2%}, best heuristic "
@@ -31,7 +52,9 @@ def _format_progress(metrics: dict[str, Any]) -> str | None:
         f"mean TTFT excess {metrics['ttft_mean_excess']:.3f}, "
         f"$/1k {metrics['cost_per_1k_requests']:.3f} (excess {metrics['cost_excess']:.3f}), "
         f"decision cost weight {metrics.get('decision_cost_weight', 0.0):g}, "
-        f"score {metrics['validation_score']:.4f}" + (" (best)" if metrics["best"] else "")
+        f"score {metrics['validation_score']:.4f}{long_prompt}"
+        + (" (best)" if metrics["best"] else "")
+        + guard
     )
 
 

@@ -33,6 +33,17 @@ class TrainConfig:
     init: str | None = None
     """Start from a trained policy instead of imitation: `generalist` or a directory with
     `weights.pt` (fine-tuning)."""
+    fine_tune_long_prompt_scale: float | None = 8.0
+    """With `init` (a fine-tune), validation also replays its draws with every prompt this
+    many times longer (capped as training's scenarios cap them), and a checkpoint replaces
+    the start only if it validates no worse than the start on both the plain and this
+    long-prompt validation (`optimizer.rl.fine_tune_guard`). Issue #26: a fine-tune of the
+    generalist on an Azure trace gained 6.6 points on it and lost 6.3-6.5 on the same fleet's
+    Mooncake trace (prompts ~11k tokens), which its own validation never replays. The start's
+    decision cost weight is guarded too: another than `init`'s own is kept only if no worse
+    on both. 8: the Azure conversation trace's prompts x 8 average ~11k tokens, the
+    long-prompt set the generalist's candidates are chosen on (docs/learned-policy.md). None:
+    no guard; ignored without `init`."""
     decision_cost_weight: float | None = None
     """Logits of the exported scorer one estimated USD per 1k requests costs at decision time
     (policy.json `decision_cost_weight`, read by `decide.scorers.learned.TrainedPolicy`);

@@ -25,6 +25,7 @@ from torch import nn
 from optimizer.decide.scorers.learned import DECISION_COST_WEIGHT, POLICY_FILE
 from optimizer.decide.state.features import FEATURE_NAMES, FEATURE_VERSION
 from optimizer.errors import InputFileError
+from optimizer.rl import fine_tune_guard as guard
 from optimizer.rl.network import CandidateScorer, DeepSetsPolicy
 from optimizer.rl.run import Run
 
@@ -119,6 +120,8 @@ def export(run: Run) -> None:
         "feature_version_trained": FEATURE_VERSION,
         DECISION_COST_WEIGHT: c.decision_cost_weight or 0.0,
     }
+    if guard.guarded(run):
+        run.record["fine_tune_guard"] = guard.summary(run)
     write_policy_json(run.out, run.record)
 
 

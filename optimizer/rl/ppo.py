@@ -10,6 +10,7 @@ import time
 
 from stable_baselines3.common.callbacks import BaseCallback
 
+from optimizer.rl import fine_tune_guard as guard
 from optimizer.rl.run import Run
 from optimizer.rl.validation import validate_and_keep
 
@@ -52,7 +53,8 @@ class _Monitor(BaseCallback):
 
 def ppo(run: Run) -> None:
     """MaskablePPO from the warm start, validating every `validate_every` steps; the best
-    validated weights (by `validation_score`) are kept."""
+    validated weights (by `validation_score`; a fine-tune's only if the guard admits them,
+    `optimizer.rl.fine_tune_guard`) are kept, and the guard's decision reported."""
     if run.config.timesteps:
         monitor = _Monitor(run)
         run.model.learn(total_timesteps=run.config.timesteps, callback=monitor)
@@ -61,3 +63,5 @@ def ppo(run: Run) -> None:
             validate_and_keep(run, steps, "ppo@final")
     run.policy.deep_sets.actor.load_state_dict(run.best.state)
     run.model.save(run.out / "checkpoints" / "final.zip")
+    if guard.guarded(run):
+        run.report("ppo", 1.0, {"event": "fine_tune_guard", **guard.summary(run)})

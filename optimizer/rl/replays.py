@@ -11,6 +11,7 @@ the job alone, and the report assembled from the results is identical whatever r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -92,9 +93,13 @@ def scenario_job(
     scenario_seed: int,
     policy_seed: int = 0,
     telemetry_interval_s: float | None = None,
+    prompt_scale: float | None = None,
 ) -> Job:
     """A replay of one training-style scenario (validation): a window of `trace` at
-    `utilisation` of the fleet's capacity, drawn from `scenario_seed`."""
+    `utilisation` of the fleet's capacity, drawn from `scenario_seed`. `prompt_scale` fixes
+    the factor on prompt lengths (capped as training's scenarios cap them) instead of drawing
+    it from `ScenarioConfig.prompt_scale`; the draw is still taken, so every other draw of
+    the scenario (window, prefixes, sources) is the same as without it."""
     return {
         "kind": "scenario",
         "topology": topology,
@@ -105,6 +110,7 @@ def scenario_job(
         "scenario_seed": scenario_seed,
         "policy_seed": policy_seed,
         "telemetry_interval_s": telemetry_interval_s,
+        "prompt_scale": prompt_scale,
     }
 
 
@@ -143,6 +149,8 @@ def run_replay(job: Job) -> dict[str, Any]:
     trace = list(_trace(job["trace"]))
     if job["kind"] == "scenario":
         config = ScenarioConfig(window=job["window"], utilisation=(job["utilisation"],) * 2)
+        if job.get("prompt_scale") is not None:
+            config = replace(config, prompt_scale=(job["prompt_scale"],) * 2)
         rng = np.random.default_rng(job["scenario_seed"])
         scenario = sample_scenario(trace, topology, config, rng, _capacity(job["topology"]))
         requests, arrival_s, events = scenario.requests, scenario.arrival_s, scenario.events

@@ -50,6 +50,9 @@ class Run:
         self.baselines: dict[str, Any] = {}
         self.record: dict[str, Any] = {}
         self.best = Best({}, {}, "")
+        # The start's validation metrics, which a fine-tune's checkpoints must not fall below
+        # (`optimizer.rl.fine_tune_guard`).
+        self.start: dict[str, float] = {}
         # Decision cost weights the start is validated with, the first kept on a tie.
         self.cost_weights: tuple[float, ...] = (config.decision_cost_weight or 0.0,)
         self.started = time.perf_counter()
@@ -73,8 +76,12 @@ class Run:
         if self.progress is not None:
             self.progress(fraction, entry)
 
-    def validation_jobs(self, policy: str) -> list[dict[str, Any]]:
-        """One replay per validation fleet and utilisation, the same draws for every policy."""
+    def validation_jobs(
+        self, policy: str, prompt_scale: float | None = None
+    ) -> list[dict[str, Any]]:
+        """One replay per validation fleet and utilisation, the same draws for every policy;
+        `prompt_scale` fixes the factor on their prompt lengths (the fine-tune guard's
+        long-prompt variant, `optimizer.rl.fine_tune_guard`)."""
         c = self.config
         return [
             scenario_job(
@@ -88,6 +95,7 @@ class Run:
                 telemetry_interval_s=(
                     None if c.telemetry_interval_s is None else sum(c.telemetry_interval_s) / 2
                 ),
+                prompt_scale=prompt_scale,
             )
             for f, path in enumerate(self.paths[: max(1, c.validation_fleets)])
             for i, u in enumerate(c.validation_utilisations)

@@ -51,6 +51,7 @@ def imitate(run: Run) -> None:
         deep_sets.set_normalisation(*fit_normalisation(demonstrations(4096)))
         source = "init"
     start = validate_start(run)
+    run.start = start
     run.best = Best(start, actor_state(run.policy), source)
     run.record["imitation"] = metrics
     report_validation(run, start | {"bc_agreement": metrics.get("bc_agreement", 0.0)}, 0, True)

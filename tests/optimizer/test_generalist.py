@@ -67,10 +67,18 @@ def test_train_init_generalist_starts_from_its_weights(unseen_fleet: Path, tmp_p
     assert record["training_config"]["init"] == "generalist"
     assert record["training_config"]["reward"]["cost_weight"] == 0.2
     # The start is validated with the generalist's decision cost weight and without it, and
-    # the fine-tune keeps the one its validation score prefers (the first on a tie).
+    # the fine-tune keeps the one its validation score prefers (the first on a tie) among
+    # those no worse than the generalist's own on the fine-tune guard's two validations.
     trials = record["decision_cost_weight_trials"]
     assert [t["decision_cost_weight"] for t in trials] == [0.5, 0.0]
-    chosen = max(trials, key=lambda t: t["validation_score"])
+    own = trials[0]
+    eligible = [
+        t
+        for t in trials
+        if t["validation_score"] >= own["validation_score"]
+        and t["validation_score_long_prompt"] >= own["validation_score_long_prompt"]
+    ]
+    chosen = max(eligible, key=lambda t: t["validation_score"])
     assert record["decision_cost_weight"] == chosen["decision_cost_weight"]
     start = record["validation"]["history"][0]
     assert start["timesteps"] == 0
