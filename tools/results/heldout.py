@@ -31,7 +31,9 @@ def _goal(verdict: dict[str, Any] | None, ours: dict[str, Any] | None, best: dic
     times = "n/a" if ratio is None else f"{ratio:.2f}x"
     theirs = best["cost_per_1k_requests"]["mean"]
     cost = ours["cost_per_1k_requests"]["mean"] / theirs - 1.0 if theirs > 0 else None
-    dearer = "" if cost is None else f", $/1k {100 * cost:+.0f}%"
+    # Rounded before the sign is chosen, so a cost within half a percent reads "±0%", not "-0%".
+    pct = None if cost is None else round(100 * cost)
+    dearer = "" if pct is None else f", $/1k {'±0' if pct == 0 else f'{pct:+d}'}%"
     return f"{word} ({verdict['margin_pt']:+.1f} pt, {shown} TTFT {times}{dearer})"
 
 

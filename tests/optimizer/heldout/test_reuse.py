@@ -52,36 +52,13 @@ def test_a_reused_report_is_the_report_a_full_run_writes(tmp_path: Path) -> None
 
 def test_a_different_zero_shot_is_replayed_not_taken(tmp_path: Path) -> None:
     _run(tmp_path, "earlier", *CHEAP, "--seeds", "0", "--limit", "20")
-    other = _run(
-        tmp_path,
-        "other",
-        "--heuristics",
-        "latency-first,weighted-score",
-        "--zero-shot",
-        "round-robin",
-        "--seeds",
-        "0,1",
-        "--limit",
-        "20",
-        "--reuse",
-        str(tmp_path / "earlier.json"),
-    )
+    run = ["--heuristics", "latency-first,weighted-score", "--zero-shot", "round-robin",
+           "--seeds", "0,1", "--limit", "20"]  # fmt: skip
+    other = _run(tmp_path, "other", *run, "--reuse", str(tmp_path / "earlier.json"))
     # Only seed 0's heuristics and oracle: 3 cells x 3 runs.
     assert other["config"]["replays_reused"] == 3 * 3
     assert other["config"]["reuse_checked"] == 3 * 3
-    direct = _run(
-        tmp_path,
-        "direct",
-        "--heuristics",
-        "latency-first,weighted-score",
-        "--zero-shot",
-        "round-robin",
-        "--seeds",
-        "0,1",
-        "--limit",
-        "20",
-    )
-    assert other["cells"] == direct["cells"]
+    assert other["cells"] == _run(tmp_path, "direct", *run)["cells"]
 
 
 @pytest.mark.parametrize(
