@@ -14,8 +14,12 @@ the numpy scores must match the module's on random rows before they replace it
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # torch is imported where a module is read (see learned.py's loader)
+    import torch
 
 # Tolerance of the load-time check: float32 with the normalisation folded differs from the
 # module by rounding only (~1e-6 relative); anything larger means a different graph.
@@ -97,6 +101,8 @@ class NumpyScorer:
         ]
         if shapes != expected:
             return None
+        import torch
+
         twin = cls(weights)
         rng = np.random.default_rng(0)
         rows = rng.uniform(-1.0, 5.0, size=(_CHECK_ROWS, n_features)).astype(np.float32)

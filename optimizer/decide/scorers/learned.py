@@ -15,10 +15,9 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 from threadpoolctl import threadpool_limits
 
 from optimizer.decide.scorers.base import Policy
@@ -26,6 +25,13 @@ from optimizer.decide.scorers.fastscorer import NumpyScorer
 from optimizer.decide.state.candidates import Candidates
 from optimizer.decide.state.features import FEATURE_NAMES, FEATURE_VERSION, N_FEATURES
 from optimizer.errors import InputFileError
+
+if TYPE_CHECKING:
+    # Imported where a scorer is read or run by TorchScript, not at module import: torch
+    # takes ~1.4 s to import (python -X importtime), and every console process (each
+    # management command, worker and server) imports this module through the policy
+    # registry, while only those that load a trained policy need torch.
+    import torch
 
 SCORER_FILE = "scorer.pt"
 POLICY_FILE = "policy.json"
@@ -128,6 +134,8 @@ class TrainedPolicy(Policy):
 
     def score_rows_torch(self, rows: np.ndarray) -> np.ndarray:
         """Scores from the TorchScript module itself (the artifact as saved)."""
+        import torch
+
         mask = torch.ones(rows.shape[0], dtype=torch.bool)
         with torch.no_grad():
             out = self.module(torch.from_numpy(rows), mask)
@@ -164,6 +172,8 @@ def load_trained_policy(directory: str | Path) -> TrainedPolicy:
         cost_weight = decision_cost_weight(meta)
     except ValueError as exc:
         raise InputFileError(str(path), [f"{meta_path}: {exc}"]) from exc
+    import torch
+
     if not _threads_configured():
         if torch.get_num_threads() > 1:
             torch.set_num_threads(1)
