@@ -30,6 +30,7 @@ from console.policies.services import policy_register
 from console.twin.services import twin_inputs
 from console.worker_stop import WorkerStopping, raise_if_stopping
 from optimizer.heldout.guard import refuse_heldout
+from optimizer.rl import fine_tune_guard
 from optimizer.rl.replays import Job
 from optimizer.topology_files import dump_topology
 
@@ -57,6 +58,8 @@ def _starter(run: TrainingRun) -> Identity | None:
 
 def describe(metrics: dict[str, Any]) -> str:
     """One log line for a metrics record of `optimizer.rl.train`."""
+    if metrics.get("event") == "fine_tune_guard":
+        return fine_tune_guard.describe(metrics)
     shown = []
     for key, value in metrics.items():
         if isinstance(value, float):

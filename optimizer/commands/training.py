@@ -11,6 +11,7 @@ from typing import Any
 from optimizer.commands.replay import progress_shown
 from optimizer.errors import InputFileError
 from optimizer.heldout.guard import refuse_heldout
+from optimizer.rl import fine_tune_guard
 
 
 def _format_progress(metrics: dict[str, Any]) -> str | None:
@@ -23,13 +24,7 @@ def _format_progress(metrics: dict[str, Any]) -> str | None:
             f"{metrics['best_heuristic']} {metrics['best_heuristic_attainment']:.2%}"
         )
     if metrics.get("event") == "fine_tune_guard":
-        return (
-            f"fine-tune guard (prompts x{metrics['long_prompt_scale']:g}): "
-            f"{metrics['decision']} (start: score {metrics['start']['validation_score']:.4f}, "
-            f"long-prompt {metrics['start']['validation_score_long_prompt']:.4f}; selected: "
-            f"{metrics['selected']['validation_score']:.4f}, "
-            f"long-prompt {metrics['selected']['validation_score_long_prompt']:.4f})"
-        )
+        return fine_tune_guard.describe(metrics)
     if metrics.get("event") != "validation":
         return None
     return _format_validation(metrics)

@@ -19,9 +19,10 @@ draws. Training from scratch or imitation is not guarded: there is no start to p
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from optimizer.rl.run import Run
+if TYPE_CHECKING:  # `describe` serves the CLI and the console, which need no training stack
+    from optimizer.rl.run import Run
 
 SUFFIX = "_long_prompt"
 """Appended to the name of each metric of the long-prompt validation."""
@@ -79,3 +80,15 @@ def summary(run: Run) -> dict[str, Any]:
         "start": {k: run.start[k] for k in ("validation_score", SCORE)},
         "selected": {k: best[k] for k in ("validation_score", SCORE)},
     }
+
+
+def describe(record: dict[str, Any]) -> str:
+    """The guard's decision as one log line, from its `fine_tune_guard` record (`summary`):
+    what `train` prints and the console's training log shows."""
+    start, selected = record["start"], record["selected"]
+    return (
+        f"fine-tune guard (prompts x{record['long_prompt_scale']:g}): {record['decision']}, "
+        f"decision cost weight {record['decision_cost_weight']:g} (start: score "
+        f"{start['validation_score']:.4f}, long-prompt {start[SCORE]:.4f}; selected: "
+        f"{selected['validation_score']:.4f}, long-prompt {selected[SCORE]:.4f})"
+    )

@@ -182,7 +182,7 @@ def test_the_train_log_says_which_decision_the_guard_took(
     log = capsys.readouterr().out
     record = json.loads((out / "policy.json").read_text())
     decision = record["fine_tune_guard"]["decision"]
-    assert f"fine-tune guard (prompts x8): {decision} (start: score" in log
+    assert f"fine-tune guard (prompts x8): {decision}, decision cost weight" in log
     assert "long-prompt attainment" in log and "; guard " in log
     # Both decision cost weights were validated on both, and the guard chose between them.
     trials = [(t["decision_cost_weight"], t) for t in record["decision_cost_weight_trials"]]

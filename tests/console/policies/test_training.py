@@ -62,6 +62,14 @@ def test_a_default_run_fine_tunes_the_generalist_to_the_end(admins: Admins) -> N
     assert run.config["init"] == "generalist"
     validations = [m for m in run.metrics if m.get("event") == "validation"]
     assert validations[0]["phase"] == "imitate" and validations[0]["timesteps"] == 0
+    # A fine-tune: every validation also replays the long-prompt variant, and the guard's
+    # decision is on the learning curve's records, the API and the page's log.
+    assert all("validation_score_long_prompt" in v for v in validations)
+    (guard,) = [m for m in run.metrics if m.get("event") == "fine_tune_guard"]
+    assert guard["decision"] == "kept the start" or guard["decision"].startswith("took ppo@")
+    assert f"fine-tune guard (prompts x8): {guard['decision']}" in run.log_tail
+    detail = admins.alice.get(f"/api/v1/training-runs/{run.pk}").json()
+    assert guard in detail["metrics"]
     # Registered as a candidate exactly when it clears the best heuristic.
     assert (run.version is None) == run.below_baseline
 
