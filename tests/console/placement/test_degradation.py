@@ -27,6 +27,7 @@ import pytest
 import requests
 
 from tests.conftest import CONTRACT_EXAMPLE, REPO
+from tests.support.server import manage
 from tests.support.tcp_proxy import TcpProxy
 
 PG = "postgres://postgres@127.0.0.1:5432"
@@ -102,18 +103,6 @@ class Template:
     key: str
 
 
-def _manage(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, str(REPO / "manage.py"), *args],
-        env=env,
-        check=True,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.strip()
-
-
 def _pg(statement: str) -> None:
     with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
         conn.execute(statement)
@@ -131,9 +120,9 @@ def template() -> Iterator[Template]:
     }
     env.pop("REDIS_URL", None)
     try:
-        _manage(env, "migrate", "-v", "0")
-        _manage(env, "load_topology", str(CONTRACT_EXAMPLE))
-        yield Template(database, _manage(env, "create_api_key", "router", "--role", "service"))
+        manage(env, "migrate", "-v", "0")
+        manage(env, "load_topology", str(CONTRACT_EXAMPLE))
+        yield Template(database, manage(env, "create_api_key", "router", "--role", "service"))
     finally:
         _pg(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
 
