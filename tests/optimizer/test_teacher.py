@@ -6,8 +6,8 @@ import numpy as np
 
 from optimizer.constraints import filter_candidates
 from optimizer.decide.registry import POLICY_NAMES
-from optimizer.decision import NodeView, node_view
 from optimizer.decide.scorers.base import Policy
+from optimizer.decision import NodeView, node_view
 from optimizer.rl.teacher import (
     SLO_AWARE,
     SLO_E2E_AWARE,
