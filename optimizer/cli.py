@@ -26,6 +26,7 @@ from optimizer.commands.training import cmd_train
 from optimizer.decide.registry import POLICY_NAMES, SPLITTERS
 from optimizer.decide.scorers.learned import DECISION_COST_WEIGHT, decision_cost_weight
 from optimizer.errors import InputFileError
+from optimizer.rl.teacher import SLO_AWARE, TEACHER_NAMES
 from optimizer.sim.interference import ChunkedPrefill, parse_chunked_prefill
 from optimizer.traces import SHIPPED_TRACES
 
@@ -223,9 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--seed", type=argtypes.natural, default=0, help="seed of everything random")
     tr.add_argument(
         "--teacher",
-        default="slo-aware",
-        choices=("slo-aware", *POLICY_NAMES),
-        help="rule the warm start imitates: slo-aware (optimizer.rl.teacher) or a heuristic",
+        default=SLO_AWARE,
+        choices=TEACHER_NAMES,
+        help="rule the warm start imitates: slo-aware, slo-e2e-aware (optimizer.rl.teacher) "
+        "or a heuristic",
     )
     tr.add_argument(
         "--bc-steps", type=argtypes.natural, default=100_000, help="warm-start decisions (0: none)"
@@ -254,6 +256,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=argtypes.count,
         default=20_000,
         help="PPO steps between validations",
+    )
+    tr.add_argument(
+        "--prompt-scale",
+        type=argtypes.positive,
+        nargs=2,
+        metavar=("LOW", "HIGH"),
+        default=[2.0, 12.0],
+        help="range of the factor on the trace's prompt lengths per training episode and "
+        "validation replay, drawn log-uniformly (default: 2 12; 1 12 keeps short prompts too)",
     )
     tr.add_argument(
         "--eval-trace",
@@ -312,6 +323,13 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--sites", type=argtypes.count, required=True, help="number of sites (>= 1)")
     gen.add_argument(
         "--seed", type=argtypes.natural, default=0, help="the same seed writes the same file"
+    )
+    gen.add_argument(
+        "--slo-scale",
+        type=argtypes.positive,
+        default=1.0,
+        help="multiply the SLO classes' latency targets (before they are raised to what the "
+        "fleet attains unloaded): 0.5 draws tight SLOs (default: 1)",
     )
     gen.add_argument("--out", required=True, help="topology YAML to write")
     gen.set_defaults(func=cmd_gen_fleet)

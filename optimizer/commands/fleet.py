@@ -15,13 +15,16 @@ def cmd_gen_fleet(args: argparse.Namespace) -> int:
     from optimizer.fleetgen import FleetSpecError, fleet_yaml, generate_fleet
 
     try:
-        topology = generate_fleet(args.nodes, args.sites, args.seed)
+        topology = generate_fleet(args.nodes, args.sites, args.seed, args.slo_scale)
     except FleetSpecError as exc:
         raise InputFileError(args.out, [str(exc)]) from exc
     out = Path(args.out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(fleet_yaml(topology, args.nodes, args.sites, args.seed), encoding="utf-8")
+        out.write_text(
+            fleet_yaml(topology, args.nodes, args.sites, args.seed, args.slo_scale),
+            encoding="utf-8",
+        )
     except OSError as exc:
         raise InputFileError(
             args.out, [f"{out}: cannot write the topology: {exc.strerror}"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,13 @@ def cmd_train(args: argparse.Namespace) -> int:
         allow_fine_tune=args.heldout_fine_tune,
         init=args.init,
     )
+    low, high = args.prompt_scale
+    if low > high:
+        print(
+            f"error: --prompt-scale LOW HIGH needs LOW <= HIGH, got {low:g} {high:g}",
+            file=sys.stderr,
+        )
+        return 2
     # Imported here: torch and stable-baselines3 are slow to import and only training needs them.
     from tqdm import tqdm
 
@@ -81,6 +89,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         bc_steps=args.bc_steps,
         bc_epochs=args.bc_epochs,
         validate_every=args.validate_every,
+        prompt_scale=tuple(args.prompt_scale),
         decision_cost_weight=args.decision_cost_weight,
         eval_trace=args.eval_trace,
         eval_loads=tuple(args.eval_loads),

@@ -84,6 +84,11 @@ class TrainConfig:
     """Width of the per-candidate MLPs (taken from the init policy when there is one)."""
     window: int = 4096
     """Arrivals per training episode."""
+    prompt_scale: tuple[float, float] = (2.0, 12.0)
+    """Range of the factor on the trace's prompt lengths per episode and validation replay
+    (log-uniform; `optimizer.rl.scenarios`). (2, 12) stretches the Azure conversation trace
+    (p50 ~1k tokens) into the long-prompt regime; a range from 1 also keeps the trace's own
+    short prompts, which (2, 12) never shows."""
     utilisation: tuple[float, float] = (0.2, 3.0)
     """Range of the training episodes' load as a utilisation of the fleet's capacity
     (`optimizer.capacity`; log-uniform)."""

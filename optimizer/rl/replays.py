@@ -94,12 +94,14 @@ def scenario_job(
     policy_seed: int = 0,
     telemetry_interval_s: float | None = None,
     prompt_scale: float | None = None,
+    prompt_scale_range: tuple[float, float] | None = None,
 ) -> Job:
     """A replay of one training-style scenario (validation): a window of `trace` at
     `utilisation` of the fleet's capacity, drawn from `scenario_seed`. `prompt_scale` fixes
     the factor on prompt lengths (capped as training's scenarios cap them) instead of drawing
     it from `ScenarioConfig.prompt_scale`; the draw is still taken, so every other draw of
-    the scenario (window, prefixes, sources) is the same as without it."""
+    the scenario (window, prefixes, sources) is the same as without it. `prompt_scale_range`
+    is the range the factor is drawn from otherwise (None: `ScenarioConfig`'s default)."""
     return {
         "kind": "scenario",
         "topology": topology,
@@ -111,6 +113,7 @@ def scenario_job(
         "policy_seed": policy_seed,
         "telemetry_interval_s": telemetry_interval_s,
         "prompt_scale": prompt_scale,
+        "prompt_scale_range": None if prompt_scale_range is None else list(prompt_scale_range),
     }
 
 
@@ -149,6 +152,9 @@ def run_replay(job: Job) -> dict[str, Any]:
     trace = list(_trace(job["trace"]))
     if job["kind"] == "scenario":
         config = ScenarioConfig(window=job["window"], utilisation=(job["utilisation"],) * 2)
+        if job.get("prompt_scale_range") is not None:
+            low, high = job["prompt_scale_range"]
+            config = replace(config, prompt_scale=(float(low), float(high)))
         if job.get("prompt_scale") is not None:
             config = replace(config, prompt_scale=(job["prompt_scale"],) * 2)
         rng = np.random.default_rng(job["scenario_seed"])

@@ -96,6 +96,7 @@ class Run:
                     None if c.telemetry_interval_s is None else sum(c.telemetry_interval_s) / 2
                 ),
                 prompt_scale=prompt_scale,
+                prompt_scale_range=c.prompt_scale,
             )
             for f, path in enumerate(self.paths[: max(1, c.validation_fleets)])
             for i, u in enumerate(c.validation_utilisations)

@@ -58,6 +58,9 @@ def setup(config: TrainConfig, progress: ProgressFn | None, map_replays: MapFn) 
     as `optimizer.rl.train.seed_everything` seeded the libraries before)."""
     if config.teacher not in TEACHER_NAMES:
         raise ValueError(f"unknown teacher {config.teacher!r}; one of {', '.join(TEACHER_NAMES)}")
+    low, high = config.prompt_scale
+    if not 0 < low <= high:
+        raise ValueError(f"prompt_scale must be 0 < LOW <= HIGH, got {low:g} {high:g}")
     init_dir = resolve_policy_dir(config.init) if config.init else None
     if init_dir is not None:
         config.hidden = int(load_weights(init_dir)["hidden"])
@@ -71,6 +74,7 @@ def setup(config: TrainConfig, progress: ProgressFn | None, map_replays: MapFn) 
     scenarios = ScenarioConfig(
         window=config.window,
         utilisation=config.utilisation,
+        prompt_scale=config.prompt_scale,
         telemetry_interval_s=config.telemetry_interval_s,
     )
     rows = max(len(t.nodes) for t in run.fleets)

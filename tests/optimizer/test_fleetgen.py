@@ -21,10 +21,12 @@ from tests.optimizer.fleets import MOONCAKE
 SIZES = [(1, 1), (1, 6), (2, 9), (3, 1), (7, 7), (26, 9), (60, 12), (150, 30)]
 
 
-def _gen(tmp_path: Path, nodes: int, sites: int, seed: int, name: str = "fleet.yaml") -> Path:
+def _gen(
+    tmp_path: Path, nodes: int, sites: int, seed: int, name: str = "fleet.yaml", *extra: str
+) -> Path:
     out = tmp_path / name
     args = ["gen-fleet", "--nodes", str(nodes), "--sites", str(sites), "--seed", str(seed)]
-    assert main([*args, "--out", str(out)]) == 0
+    assert main([*args, *extra, "--out", str(out)]) == 0
     return out
 
 
@@ -93,6 +95,32 @@ def test_the_same_seed_writes_the_same_file_and_another_seed_another(tmp_path: P
     assert first != other
 
 
+def test_slo_scale_tightens_the_targets_and_keeps_the_fleet_and_attainability(
+    tmp_path: Path,
+) -> None:
+    plain = load_topology(_gen(tmp_path, 40, 10, 7, "plain.yaml"))
+    tight_path = _gen(tmp_path, 40, 10, 7, "tight.yaml", "--slo-scale", "0.5")
+    tight = load_topology(tight_path)
+    assert "--slo-scale 0.5`" in tight_path.read_text().splitlines()[0]
+    # The same nodes, links and sources: the scale takes no random draw.
+    assert tight.nodes == plain.nodes and tight.links == plain.links
+    assert tight.sources == plain.sources
+    halved = 0
+    for before, after in zip(plain.slos, tight.slos, strict=True):
+        assert after.name == before.name and after.max_usd_per_1k == before.max_usd_per_1k
+        for key in ("ttft_p95_ms", "e2e_p95_ms"):
+            old, new = getattr(before, key), getattr(after, key)
+            assert new <= old
+            halved += new == old / 2
+    assert halved, "some target is below its attainability floor at half its default"
+    # Still attainable: the floor (twice the best unloaded) is applied after the scale.
+    for source in tight.sources:
+        target = tight.slo_by_name[source.slo].ttft_p95_ms
+        for model, _ in tight.model_shares():
+            best = _best_unloaded_ttft_ms(tight, source.name, model)
+            assert best is not None and best <= target / 2
+
+
 def test_rtt_grows_about_one_ms_per_100_km_of_distance() -> None:
     base = link_rtt_ms("regional", "cloud", 0.0)
     assert base == 0.5
@@ -109,6 +137,8 @@ def test_rtt_grows_about_one_ms_per_100_km_of_distance() -> None:
         (["--nodes", "5", "--sites", "-1"], "argument --sites: expected a finite number >= 1"),
         (["--nodes", "x", "--sites", "3"], "argument --nodes: expected a number"),
         (["--nodes", "5", "--sites", "3", "--seed", "-2"], "argument --seed"),
+        (["--nodes", "5", "--sites", "3", "--slo-scale", "0"], "argument --slo-scale"),
+        (["--nodes", "5", "--sites", "3", "--slo-scale", "nan"], "argument --slo-scale"),
     ],
 )
 def test_it_refuses_bad_arguments(
@@ -127,6 +157,10 @@ def test_it_refuses_sizes_beyond_its_limits_with_an_error_line(
     out = tmp_path / "f.yaml"
     assert main(["gen-fleet", "--nodes", "10", "--sites", "999999", "--out", str(out)]) == 2
     assert "error: --sites must be between 1 and 2000, got 999999" in capsys.readouterr().err
+    assert not out.exists()
+    args = ["gen-fleet", "--nodes", "10", "--sites", "3", "--slo-scale", "1e9", "--out", str(out)]
+    assert main(args) == 2
+    assert "error: --slo-scale must be between 0.05 and 20, got 1e+09" in capsys.readouterr().err
     assert not out.exists()
 
 

@@ -14,6 +14,7 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_checker import check_env
 
+from optimizer.cli import main
 from optimizer.decide.registry import load_policy
 from optimizer.decide.scorers.learned import load_trained_policy
 from optimizer.decide.state.features import FEATURE_VERSION, N_FEATURES
@@ -22,7 +23,8 @@ from optimizer.rl.config import TrainConfig
 from optimizer.rl.env import PlacementEnv
 from optimizer.rl.export import export_scorer, write_policy_json
 from optimizer.rl.network import DeepSetsPolicy
-from optimizer.rl.scenarios import ScenarioConfig
+from optimizer.rl.replays import run_replay, scenario_job
+from optimizer.rl.scenarios import ScenarioConfig, sample_scenario
 from optimizer.rl.train import train
 from optimizer.sim.requests import SERVED
 from optimizer.topology import Topology
@@ -388,3 +390,42 @@ def test_shipped_training_command_beats_the_best_heuristic(tmp_path: Path) -> No
     assert ours["slo_attainment"]["mean"] >= best["slo_attainment"]["mean"] + 0.05
     assert ours["ttft_p95_ms"]["mean"] < best["ttft_p95_ms"]["mean"]
     assert result.wall_seconds < 15 * 60
+
+
+@pytest.mark.parametrize("factor", [1.0, 3.0])
+def test_the_prompt_scale_range_sets_the_factor_on_episode_prompts(
+    fleet: Topology, trace: list[TraceRequest], factor: float
+) -> None:
+    config = dataclasses.replace(SMALL, prompt_scale=(factor, factor))
+    scenario = sample_scenario(trace, fleet, config, np.random.default_rng(3))
+    assert scenario.prompt_scale == pytest.approx(factor)
+    prompts = sorted(r.prompt_tokens for r in scenario.requests)
+    originals = sorted(int(r.prompt_tokens * scenario.prompt_scale) for r in trace)
+    assert set(prompts) <= set(originals)
+
+
+def test_validation_replays_draw_from_the_runs_prompt_scale_range(tmp_path: Path) -> None:
+    def job(prompt_scale: tuple[float, float] | None) -> dict[str, Any]:
+        return scenario_job(
+            topology=str(FLEET),
+            trace=str(TRACES / "azure_llm_2023_conv.csv"),
+            policy="least-loaded",
+            window=200,
+            utilisation=0.9,
+            scenario_seed=10_000,
+            prompt_scale_range=prompt_scale,
+        )
+
+    default, short = run_replay(job(None)), run_replay(job((1.0, 1.0)))
+    # The same utilisation of the fleet's capacity: shorter prompts arrive faster.
+    assert short["utilisation"] == default["utilisation"] == pytest.approx(0.9)
+    assert short["load"] > 1.5 * default["load"]
+
+
+def test_train_refuses_a_prompt_scale_range_upside_down(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["train", "--topology", str(FLEET), "--trace", str(TRACES / "azure_llm_2023_conv.csv")]
+    assert main([*args, "--prompt-scale", "3", "2", "--out", str(tmp_path / "p")]) == 2
+    assert "--prompt-scale LOW HIGH needs LOW <= HIGH, got 3 2" in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()
