@@ -31,6 +31,7 @@ from optimizer.topology import Topology
 from optimizer.topology_files import load_topology
 from optimizer.traces import TraceRequest, load_trace
 from tests.conftest import TOPOLOGIES, TRACES
+from tests.optimizer.training import tiny_config
 
 FLEET = TOPOLOGIES / "fleet-demo.yaml"
 SMALL = ScenarioConfig(window=96)
@@ -247,22 +248,13 @@ def test_train_api_runs_a_tiny_budget_and_reports_progress(
 ) -> None:
     trace_path = _write_trace(trace, tmp_path / "trace.jsonl")
     seen: list[tuple[float, str]] = []
-    config = TrainConfig(
-        topology=str(FLEET),
-        trace=str(trace_path),
-        out=str(tmp_path / "run"),
-        timesteps=256,
-        bc_steps=256,
-        bc_epochs=1,
-        n_steps=64,
-        batch_size=64,
-        window=128,
-        validate_every=128,
-        validation_utilisations=(0.9,),
+    config = tiny_config(
+        FLEET,
+        trace_path,
+        tmp_path / "run",
         eval_trace=str(trace_path),
         eval_loads=(1.0,),
         eval_seeds=(0,),
-        hidden=16,
         decision_cost_weight=0.25,
     )
     result = train(config, lambda fraction, message: seen.append((fraction, message)))
@@ -317,19 +309,12 @@ def test_the_same_config_and_seed_train_the_same_artifact(
 ) -> None:
     """cleanrl's promise, kept by the phases of `train`: one config and seed, one artifact.
     Two PPO rollouts of 512 steps, so the validation at 1024 scores weights PPO updated."""
-    config = TrainConfig(
-        topology=str(FLEET),
-        trace=str(_write_trace(trace, tmp_path / "trace.jsonl")),
-        out=str(tmp_path / "first" / "run"),
+    config = tiny_config(
+        FLEET,
+        _write_trace(trace, tmp_path / "trace.jsonl"),
+        tmp_path / "first" / "run",
         timesteps=1024,
-        bc_steps=256,
-        bc_epochs=1,
-        n_steps=64,
-        batch_size=64,
-        window=128,
         validate_every=512,
-        validation_utilisations=(0.9,),
-        hidden=16,
         seed=3,
     )
     first = train(config)

@@ -21,6 +21,7 @@ from optimizer.rl.replays import Job, inline_map, run_replay, scenario_job
 from optimizer.rl.train import train
 from optimizer.rl.validation import choose_start
 from tests.optimizer.fleets import AZURE, FLEET_DEMO
+from tests.optimizer.training import tiny_config
 
 
 @pytest.fixture(scope="module")
@@ -34,22 +35,7 @@ def short_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _config(trace: Path, out: Path, init: str | None) -> TrainConfig:
-    return TrainConfig(
-        topology=str(FLEET_DEMO),
-        trace=str(trace),
-        out=str(out),
-        init=init,
-        timesteps=256,
-        bc_steps=256,
-        bc_epochs=1,
-        n_steps=64,
-        batch_size=64,
-        window=128,
-        validate_every=128,
-        validation_utilisations=(0.9,),
-        decision_cost_weight=0.0,
-        hidden=16,
-    )
+    return tiny_config(FLEET_DEMO, trace, out, init=init, decision_cost_weight=0.0)
 
 
 def _shifted(long_prompt_shift: float, jobs_seen: list[Job]) -> Any:
