@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.workers import REPO, worker_environment, worker_redis_url
+from tests.support.workers import REPO, work_unit, worker_environment, worker_redis_url
 
 
 def test_each_worker_gets_the_next_database_after_the_base() -> None:
@@ -44,3 +44,9 @@ def test_without_redis_only_the_artifacts_move() -> None:
     }
     with pytest.raises(pytest.UsageError):
         worker_environment({}, "master")
+
+
+def test_the_end_to_end_tests_are_one_unit_and_the_rest_go_by_file() -> None:
+    assert work_unit("tests/e2e/test_operations.py::test_a") == "tests/e2e/"
+    assert work_unit("tests/e2e/test_sre_flows.py::test_b[x::y]") == "tests/e2e/"
+    assert work_unit("tests/console/test_web.py::Cls::test_c") == "tests/console/test_web.py"
