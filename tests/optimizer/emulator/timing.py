@@ -7,6 +7,14 @@ the model instant it was sent, exactly, however busy the machine. On the real cl
 on this machine saw tokens a few ms late at the median (tests/bench/bench_emulator.py), and
 once 0.5 s late beside the other pytest-xdist worker's browser tests: a timing test on the
 real clock checks the machine's load as much as the model.
+
+The virtual loop moves its clock only when a poll finds no socket ready. Server and client
+are this loop's, so every byte in flight was sent by it, and on loopback a sent byte is
+normally readable by the time `send` returns (Linux's loopback driver queues it with
+`netif_rx`, and the receive runs as the sender's call re-enables softirqs,
+drivers/net/loopback.c), so the clock does not jump past one. Measured: the emulator's tests
+ran 5 times on two xdist workers beside two CPU hogs at nice 0, every client time equal to
+the model's; a jump past a byte would fail them by a whole model step, not pass them late.
 """
 
 from __future__ import annotations
