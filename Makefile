@@ -64,9 +64,15 @@ run: setup
 	$(PY) manage.py demo_prepare --no-signin
 	exec $(PY) -m console.demo.supervisor -f Procfile --last signin --grace $${LOCUS_STOP_GRACE_SECONDS:-20}
 
+# Two pytest-xdist workers, a test file each at a time, each with its own Redis database and
+# artifacts directory (tests/support/workers.py; `-p` here, not in addopts, so it loads before
+# pytest-django and from a fresh clone); then the `serial` tests, which time real clocks, alone.
+# The later -m replaces addopts' -m 'not slow'.
+TEST_WORKERS ?= 2
 test: setup
 	$(if $(wildcard $(FRONTEND)/package.json),cd $(FRONTEND) && npm test)
-	$(PY) -m pytest
+	$(PY) -m pytest -p tests.support.workers -n $(TEST_WORKERS) --dist loadfile -m 'not slow and not serial'
+	$(PY) -m pytest -m 'serial and not slow'
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -109,7 +109,7 @@ def _replays(count: int) -> None:
     from tests.optimizer.emulator.replay import replay
 
     for _ in range(count):
-        pairs = replay(requests=60, load=6.0, max_output=32)
+        pairs = replay(requests=60, load=6.0, max_output=32, real_time=True)
         client = [abs(p.client - p.simulator) / p.simulator for p in pairs]
         model = [abs(p.emulator - p.resimulated) / p.resimulated for p in pairs]
         absolute = [abs(p.client - p.simulator) * 1000 for p in pairs]

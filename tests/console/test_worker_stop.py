@@ -51,6 +51,9 @@ def _queued_messages(var: Path) -> list[str]:
     return names
 
 
+# Serial: STOP_BUDGET_S is real time for a subprocess mid-PPO, which a parallel worker's load
+# would stretch.
+@pytest.mark.serial
 def test_a_stopped_jobs_worker_requeues_its_training_run_and_exits_in_time(
     embedded: dict[str, str], tmp_path: Path
 ) -> None:

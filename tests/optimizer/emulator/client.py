@@ -1,13 +1,15 @@
 """A streaming OpenAI client for the emulator's tests and benchmark: one request, timed.
 
 Written on aiohttp's client, reading the server-sent events line by line as they arrive, so
-each token's arrival time is the client's own clock when its chunk's line was complete.
+each token's arrival time is the client's clock when its chunk's line was complete. That clock
+is the running loop's: real (monotonic) time on asyncio's own loop, the model's time on the
+tests' virtual clock (tests/optimizer/emulator/virtual_clock.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +18,7 @@ import aiohttp
 
 @dataclass
 class Timed:
-    """What a client saw of one streamed answer (seconds on `time.perf_counter`)."""
+    """What a client saw of one streamed answer (seconds on its loop's clock)."""
 
     sent: float
     status: int = 0
@@ -47,7 +49,8 @@ async def stream(
     headers: dict[str, str] | None = None,
 ) -> Timed:
     """POST `body` with `"stream": true` to `url` and time every token (4 characters each)."""
-    timed = Timed(sent=time.perf_counter())
+    clock = asyncio.get_running_loop().time
+    timed = Timed(sent=clock())
     async with session.post(url, json={**body, "stream": True}, headers=headers) as response:
         timed.status = response.status
         if response.status != 200:
@@ -57,7 +60,7 @@ async def stream(
             line = raw.strip()
             if not line.startswith(b"data: "):
                 continue
-            now = time.perf_counter()
+            now = clock()
             payload = line[6:]
             if payload == b"[DONE]":
                 timed.done = now

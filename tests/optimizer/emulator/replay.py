@@ -1,11 +1,12 @@
-"""The same requests through the emulator (real HTTP, real time) and through the simulator.
+"""The same requests through the emulator (real HTTP) and through the simulator.
 
 A slice of the shipped Mooncake trace, its arrivals compressed by `load`, its outputs capped
 so a replay takes seconds, goes to one node: its prompts as text that carries the trace's
 prefix sharing (`trace_prompt`), streamed open loop (each request sent at its arrival time,
 whatever the others are doing) by a client on the server's own event loop; and the same
 requests (the same token counts and block ids) through the simulator. Used by
-test_replay.py and by tests/bench/bench_emulator.py.
+test_replay.py on the virtual clock (tests/optimizer/emulator/timing.py) and by
+tests/bench/bench_emulator.py on the real one.
 """
 
 from __future__ import annotations
@@ -62,8 +63,11 @@ class Pair:
     received: float  # when the emulator received it, model seconds from the first
 
 
-def replay(requests: int = 60, load: float = 6.0, max_output: int = 32) -> list[Pair]:
-    """Replay the first `requests` of the Mooncake trace both ways; pairs in arrival order."""
+def replay(
+    requests: int = 60, load: float = 6.0, max_output: int = 32, *, real_time: bool = False
+) -> list[Pair]:
+    """Replay the first `requests` of the Mooncake trace both ways; pairs in arrival order.
+    The emulator's loop runs on the virtual clock, or on the real one with `real_time`."""
     topology = parse_topology(TOPOLOGY, "replay.yaml")
     trace = load_trace(MOONCAKE, limit=requests, load=load)
     prompts = [trace_prompt(r.hash_ids, r.prompt_tokens) for r in trace]
@@ -91,7 +95,7 @@ def replay(requests: int = 60, load: float = 6.0, max_output: int = 32) -> list[
             model[(seq.prompt_tokens, seq.hashes)].append(seq)
         return ttfts
 
-    client = run(topology, record)
+    client = run(topology, record, real_time=real_time)
     blocks = [prompt_blocks(p) for p in prompts]
     table = _simulate(topology, blocks, outputs, arrivals)
     pairs = []
