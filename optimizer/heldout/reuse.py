@@ -7,7 +7,10 @@ two cores, needs only the fine-tuned replays when the heuristics', the zero-shot
 the oracle's are taken from the report that already has them (`heldout-suite --reuse REPORT`).
 
 What may be taken: a heuristic's and the oracle's runs; the zero-shot's when both runs name the
-same zero-shot policy; the fine-tuned's when both name the same directory; each only for a cell
+same zero-shot policy; the fine-tuned's when both name the same directory; for a trained
+policy, only when its files are the same bytes too (`config.policy_files`: a digest of every
+scorer.pt and policy.json its directory holds, so fine-tunes re-made into the same directory
+are replayed, and a report without digests lends no learned run); each only for a cell
 (fleet, trace, utilisation) and seed the earlier report ran, with the same request limit and
 telemetry interval.
 
@@ -25,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from optimizer.heldout.files import LEARNED_ROLES, policy_files
 from optimizer.heldout.run import execute, figures
 from optimizer.rl.replays import ORACLE
 
@@ -35,14 +39,18 @@ DEFAULT_CHECK = 10
 """Runs replayed again before a report's runs are taken: about a percent of a full suite."""
 
 
-def _role_spec(config: dict[str, Any] | SuiteConfig, role: str) -> str | None:
-    get = config.get if isinstance(config, dict) else lambda k: getattr(config, k)
-    if role == "zero-shot":
-        return str(get("zero_shot"))
-    if role == "fine-tuned":
-        spec = get("fine_tuned")
-        return None if spec is None else str(spec)
-    return role  # a heuristic or the oracle: its name is the whole policy
+def _spec(config: dict[str, Any], role: str) -> str | None:
+    spec = config.get("zero_shot" if role == "zero-shot" else "fine_tuned")
+    return None if spec is None else str(spec)
+
+
+def _role_spec(config: dict[str, Any], role: str, files: dict[str, str | None]) -> str | None:
+    """What a run of `role` replays: a heuristic's or the oracle's name, or a learned role's
+    policy and the digest of its files (None: no such role)."""
+    if role not in LEARNED_ROLES:
+        return role
+    spec = _spec(config, role)
+    return None if spec is None else f"{spec} {files.get(role)}"
 
 
 def reusable_runs(config: SuiteConfig, earlier: dict[str, Any]) -> dict[RunKey, dict[str, float]]:
@@ -60,11 +68,14 @@ def reusable_runs(config: SuiteConfig, earlier: dict[str, Any]) -> dict[RunKey, 
     if problems:
         raise ValueError(f"--reuse: its runs are not comparable: {'; '.join(problems)}")
     seeds = list(old.get("seeds", []))
+    here = {"zero_shot": config.zero_shot, "fine_tuned": config.fine_tuned}
+    files_here = policy_files(config.zero_shot, config.fine_tuned)
+    files_there = old.get("policy_files") or {}
     out: dict[RunKey, dict[str, float]] = {}
     for cell in earlier["cells"]:
         for role, metrics in cell["policies"].items():
-            spec = _role_spec(old, role)
-            if spec is None or spec != _role_spec(config, role):
+            spec = _role_spec(old, role, files_there)
+            if spec is None or spec != _role_spec(here, role, files_here):
                 continue
             if role not in (*config.heuristics, ORACLE, "zero-shot", "fine-tuned"):
                 continue

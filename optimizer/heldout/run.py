@@ -25,6 +25,7 @@ from tqdm import tqdm
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation
 from optimizer.decide.registry import GENERALIST, POLICY_NAMES
 from optimizer.heldout import goals
+from optimizer.heldout.files import policy_files
 from optimizer.heldout.suite import Cell, cells
 from optimizer.heldout.tuned import fine_tuned_policies
 from optimizer.rl.replays import ORACLE, Job, run_replay, trace_job
@@ -234,6 +235,7 @@ def assemble(
             "heuristics": list(config.heuristics),
             "zero_shot": config.zero_shot,
             "fine_tuned": config.fine_tuned,
+            "policy_files": policy_files(config.zero_shot, config.fine_tuned),
             "seeds": list(config.seeds),
             "limit": config.limit,
             "telemetry_interval_s": config.telemetry_interval_s,

@@ -5,6 +5,7 @@ not replay the same, is refused before anything is written."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,31 @@ def test_a_different_zero_shot_is_replayed_not_taken(tmp_path: Path) -> None:
     assert other["config"]["replays_reused"] == 3 * 3
     assert other["config"]["reuse_checked"] == 3 * 3
     assert other["cells"] == _run(tmp_path, "direct", *run)["cells"]
+
+
+def test_fine_tunes_remade_into_the_same_directory_are_replayed_not_taken(
+    tmp_path: Path,
+) -> None:
+    tuned = tmp_path / "tuned"
+    shutil.copytree(GENERALIST_DIR, tuned / FLEET)
+    run = [*CHEAP, "--seeds", "0", "--limit", "20", "--fine-tuned", str(tuned)]
+    earlier = _run(tmp_path, "earlier", *run)
+    files = earlier["config"]["policy_files"]
+    assert files["zero-shot"] is None and len(files["fine-tuned"]) == 64  # a heuristic; sha256
+    again = _run(tmp_path, "again", *run, "--reuse", str(tmp_path / "earlier.json"))
+    assert again["config"]["replays_reused"] == 3 * 5  # every run, the fine-tuned's too
+    # The same directory, a re-made fine-tune: its runs are replayed, the others taken.
+    policy = tuned / FLEET / "policy.json"
+    policy.write_text(json.dumps(json.loads(policy.read_text()) | {"decision_cost_weight": 3.0}))
+    remade = _run(tmp_path, "remade", *run, "--reuse", str(tmp_path / "earlier.json"))
+    assert remade["config"]["replays_reused"] == 3 * 4
+    assert remade["config"]["policy_files"]["fine-tuned"] != files["fine-tuned"]
+    # A report written before digests lends no trained policy's run (a heuristic's, here the
+    # zero-shot, has no files and is still taken).
+    del remade["config"]["policy_files"]
+    (tmp_path / "old.json").write_text(json.dumps(remade))
+    old = _run(tmp_path, "old", *run, "--reuse", str(tmp_path / "old.json"))
+    assert old["config"]["replays_reused"] == 3 * 4
 
 
 @pytest.mark.parametrize(
