@@ -35,6 +35,7 @@ from optimizer.decide.scorers.learned import DECISION_COST_WEIGHT
 from optimizer.rl.replays import run_replay, trace_job
 from optimizer.topology_files import load_topology
 from optimizer.traces import load_trace
+from tools.validation_set import best_heuristic, cell_means
 
 
 def _weights(text: str) -> list[float]:
@@ -89,18 +90,12 @@ def main() -> None:
         with ProcessPoolExecutor(args.workers) as pool:
             results = list(pool.map(run_replay, jobs, chunksize=4))
 
-    runs: dict[tuple[str, float], dict[str, list[tuple[float, float]]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    for job, result in zip(jobs, results, strict=True):
-        key = (Path(job["topology"]).name, job["utilisation"])
-        runs[key][job["policy"]].append((result["slo_attainment"], result["cost_per_1k_requests"]))
     gaps: dict[float, list[float]] = defaultdict(list)
     ratios: dict[float, list[float]] = defaultdict(list)
     print("fleet, U  | " + " | ".join(f"w={w:g}" for w in args.weights) + " | best heuristic")
-    for (fleet, u), by_policy in runs.items():
-        mean = {p: (fmean(a for a, _ in v), fmean(c for _, c in v)) for p, v in by_policy.items()}
-        best = max(POLICY_NAMES, key=lambda p: mean[p][0])
+    metrics = ("slo_attainment", "cost_per_1k_requests")
+    for (_, fleet, u), mean in cell_means(jobs, results, metrics).items():
+        best = best_heuristic(mean)
         cells_out = []
         for w, spec in variants.items():
             gap = 100 * (mean[spec][0] - mean[best][0])

@@ -9,6 +9,9 @@ run and no test uses, so a choice made on it is not a choice made on the held-ou
 - generated fleets of 30, 70 and 140 nodes (seeds 300-302), each drawn twice: with the SLO
   classes' default targets, and with `--slo-scale 0.5` (tight: 30 s E2E for chat, as real
   chat SLOs are, where the defaults' 60 s never binds on short prompts);
+- the fleets written by hand for validation (`optimizer/topologies/validation/`, copied as
+  `hand-<name>.yaml`), which `train` refuses: a candidate that only fits the generator's
+  shapes shows here, as it would on the held-out suite's hand-written fleets;
 - Azure conversation rows 10,000-11,999 (the first 4,000 are the suite's; training draws
   windows from the whole trace), as they are (short prompts, ~1k tokens) and with prompts x 8
   (~11k, the long-prompt regime);
@@ -39,6 +42,7 @@ from optimizer import argtypes
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation
 from optimizer.decide.registry import POLICY_NAMES
 from optimizer.fleetgen import fleet_yaml, generate_fleet
+from optimizer.heldout.guard import validation_files
 from optimizer.rl.replays import Job, run_replay, trace_job
 from optimizer.topology_files import load_topology
 from optimizer.traces import load_trace
@@ -61,6 +65,10 @@ def write_set(out: Path) -> tuple[list[Path], list[Path]]:
             topology = generate_fleet(nodes, sites, seed, scale)
             path.write_text(fleet_yaml(topology, nodes, sites, seed, scale), encoding="utf-8")
             fleets.append(path)
+    for source in validation_files():
+        path = out / f"hand-{source.name}"
+        path.write_bytes(source.read_bytes())
+        fleets.append(path)
     rows = AZURE.read_text(encoding="utf-8").splitlines()
     traces = []
     for factor in PROMPT_FACTORS:
@@ -137,27 +145,47 @@ def build_jobs(
     return jobs
 
 
+Cell = tuple[str, str, float]
+
+
+def cell_means(
+    jobs: list[Job], results: list[dict[str, Any]], metrics: tuple[str, ...]
+) -> dict[Cell, dict[str, tuple[float, ...]]]:
+    """Per cell (trace, fleet, utilisation), each policy's `metrics` as means over the seeds."""
+    runs: dict[Cell, dict[str, list[tuple[float, ...]]]] = defaultdict(lambda: defaultdict(list))
+    for job, result in zip(jobs, results, strict=True):
+        key = (Path(job["trace"]).stem, Path(job["topology"]).stem, float(job["utilisation"]))
+        runs[key][job["policy"]].append(tuple(float(result[m]) for m in metrics))
+    return {
+        cell: {p: tuple(map(fmean, zip(*v, strict=True))) for p, v in by_policy.items()}
+        for cell, by_policy in runs.items()
+    }
+
+
+def best_heuristic(means: dict[str, tuple[float, ...]]) -> str:
+    """The heuristic with the highest first metric (attainment) in a cell."""
+    return max(POLICY_NAMES, key=lambda p: means[p][0])
+
+
 def summary(jobs: list[Job], results: list[dict[str, Any]], policies: list[str]) -> list[str]:
     """Per cell, then per group of cells: each policy's attainment minus the best heuristic's
     (points, mean over seeds) and its mean TTFT over that heuristic's (geometric mean)."""
-    runs: dict[tuple[str, str, float], dict[str, list[tuple[float, float]]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    for job, result in zip(jobs, results, strict=True):
-        key = (Path(job["trace"]).stem, Path(job["topology"]).stem, float(job["utilisation"]))
-        runs[key][job["policy"]].append((result["slo_attainment"], result["ttft_mean_ms"]))
     groups: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
     lines = ["trace, fleet, U | " + " | ".join(policies) + " | best heuristic"]
-    for (trace, fleet, u), by_policy in runs.items():
-        mean = {p: (fmean(a for a, _ in v), fmean(t for _, t in v)) for p, v in by_policy.items()}
-        best = max(POLICY_NAMES, key=lambda p: mean[p][0])
+    for (trace, fleet, u), mean in cell_means(
+        jobs, results, ("slo_attainment", "ttft_mean_ms")
+    ).items():
+        best = best_heuristic(mean)
         cells = []
         for spec in policies:
             gap = 100 * (mean[spec][0] - mean[best][0])
             ratio = mean[spec][1] / max(mean[best][1], 1e-9)
             cells.append(f"{gap:+.2f} pt, TTFT {ratio:.2f}x")
-            tight = "tight SLOs" if "-slo" in fleet else "default SLOs"
-            for group in ("all", trace, tight, f"U {u:g}"):
+            if fleet.startswith("hand-"):
+                kind = "hand-written fleets"
+            else:
+                kind = "tight SLOs" if "-slo" in fleet else "default SLOs"
+            for group in ("all", trace, kind, f"U {u:g}"):
                 groups[group][spec].append((gap, ratio))
         best_figure = f"{best} {100 * mean[best][0]:.2f}%"
         lines.append(f"{trace} {fleet} {u:g} | " + " | ".join(cells) + f" | {best_figure}")

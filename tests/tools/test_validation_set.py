@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from optimizer.heldout.guard import validation_files, validation_match
 from optimizer.rl.replays import trace_job
 from optimizer.topology_files import load_topology
 from optimizer.traces import load_trace
@@ -21,19 +22,32 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path],
     return out, fleets, traces
 
 
-def test_each_fleet_comes_with_default_and_tight_slos_on_the_same_nodes(
+def test_each_generated_fleet_comes_with_default_and_tight_slos_on_the_same_nodes(
     written: tuple[Path, list[Path], list[Path]],
 ) -> None:
     _, fleets, _ = written
-    assert [f.stem for f in fleets] == [
+    generated = fleets[:6]
+    assert [f.stem for f in generated] == [
         "v300", "v300-slo0.5", "v301", "v301-slo0.5", "v302", "v302-slo0.5"
     ]  # fmt: skip
-    for plain, tight in zip(fleets[::2], fleets[1::2], strict=True):
+    for plain, tight in zip(generated[::2], generated[1::2], strict=True):
         a, b = load_topology(plain), load_topology(tight)
         assert a.nodes == b.nodes and a.sources == b.sources
         assert all(
             t.e2e_p95_ms <= p.e2e_p95_ms for p, t in zip(a.slos, b.slos, strict=True)
         ) and any(t.e2e_p95_ms < p.e2e_p95_ms for p, t in zip(a.slos, b.slos, strict=True))
+
+
+def test_the_hand_written_validation_fleets_follow_as_they_are(
+    written: tuple[Path, list[Path], list[Path]],
+) -> None:
+    _, fleets, _ = written
+    hand = validation_files()
+    assert len(hand) >= 2
+    assert [f.name for f in fleets[6:]] == [f"hand-{f.name}" for f in hand]
+    for copy, source in zip(fleets[6:], hand, strict=True):
+        assert copy.read_bytes() == source.read_bytes()
+        assert validation_match(copy) == source.name  # so train refuses the copy too
 
 
 def test_the_traces_are_rows_the_suite_never_replays_as_they_are_and_x8(
