@@ -1,7 +1,7 @@
 """Learned policies against every heuristic on the validation set candidates are chosen on.
 
     .venv/bin/python -m tools.validation_set --dir var/validation \
-        --policies generalist,/tmp/candidate [--seeds 0,1,2] [--workers 2]
+        --policies generalist,/tmp/candidate [--baseline generalist] [--seeds 0,1,2] [--workers 2]
 
 The validation set (docs/learned-policy.md, "Choosing between candidates") is data no training
 run and no test uses, so a choice made on it is not a choice made on the held-out suite:
@@ -21,8 +21,9 @@ The files are written into `--dir` (the same bytes every time), and each replay'
 in `--dir/results/`, named by a digest of its job and, for a policy directory, of its files,
 so a second candidate replays only its own runs. Prints, per cell, each
 policy's attainment minus the best heuristic's (points, mean over seeds) and its mean TTFT
-over that heuristic's, then the means per trace and SLO class and overall. Prints figures,
-asserts nothing.
+over that heuristic's, then the means per trace and SLO class and overall, and with
+`--baseline` each other policy's verdict under the candidate rule (`tools.candidate_rule`).
+Prints figures and verdicts, asserts nothing.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from optimizer.heldout.guard import validation_files
 from optimizer.rl.replays import Job, run_replay, trace_job
 from optimizer.topology_files import load_topology
 from optimizer.traces import load_trace
+from tools.candidate_rule import HAND, GroupMeans, verdict
 
 AZURE = Path(__file__).resolve().parents[1] / "optimizer/data/traces/azure_llm_2023_conv.csv"
 FLEETS = ((30, 10, 300), (70, 18, 301), (140, 30, 302))
@@ -167,9 +169,13 @@ def best_heuristic(means: dict[str, tuple[float, ...]]) -> str:
     return max(POLICY_NAMES, key=lambda p: means[p][0])
 
 
-def summary(jobs: list[Job], results: list[dict[str, Any]], policies: list[str]) -> list[str]:
-    """Per cell, then per group of cells: each policy's attainment minus the best heuristic's
-    (points, mean over seeds) and its mean TTFT over that heuristic's (geometric mean)."""
+def group_means(
+    jobs: list[Job], results: list[dict[str, Any]], policies: list[str]
+) -> tuple[list[str], GroupMeans]:
+    """Per cell, a line of each policy's attainment minus the best heuristic's (points, mean
+    over seeds) and its mean TTFT over that heuristic's; and per group of cells (all, each
+    trace, SLO tightness or hand-written fleets, each utilisation) their means (the TTFT
+    ratio as a geometric mean)."""
     groups: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
     lines = ["trace, fleet, U | " + " | ".join(policies) + " | best heuristic"]
     for (trace, fleet, u), mean in cell_means(
@@ -182,21 +188,42 @@ def summary(jobs: list[Job], results: list[dict[str, Any]], policies: list[str])
             ratio = mean[spec][1] / max(mean[best][1], 1e-9)
             cells.append(f"{gap:+.2f} pt, TTFT {ratio:.2f}x")
             if fleet.startswith("hand-"):
-                kind = "hand-written fleets"
+                kind = HAND
             else:
                 kind = "tight SLOs" if "-slo" in fleet else "default SLOs"
             for group in ("all", trace, kind, f"U {u:g}"):
                 groups[group][spec].append((gap, ratio))
         best_figure = f"{best} {100 * mean[best][0]:.2f}%"
         lines.append(f"{trace} {fleet} {u:g} | " + " | ".join(cells) + f" | {best_figure}")
+    means = {
+        group: {
+            s: (
+                fmean(g for g, _ in runs),
+                float(np.exp(fmean(np.log([r for _, r in runs])))),
+            )
+            for s, runs in by_policy.items()
+        }
+        for group, by_policy in groups.items()
+    }
+    return lines, means
+
+
+def summary(
+    jobs: list[Job], results: list[dict[str, Any]], policies: list[str], baseline: str | None
+) -> list[str]:
+    """The per-cell lines, the group means and, against `baseline`, each other policy's
+    verdict under the candidate rule (`tools.candidate_rule`)."""
+    lines, means = group_means(jobs, results, policies)
     lines += ["", "means (attainment minus the best heuristic's; mean TTFT ratio, geometric)"]
-    for group, by_policy in groups.items():
-        figures = [
-            f"{fmean(g for g, _ in by_policy[s]):+.2f} pt, "
-            f"{float(np.exp(fmean(np.log([r for _, r in by_policy[s]])))):.2f}x"
-            for s in policies
-        ]
+    for group, by_policy in means.items():
+        figures = [f"{by_policy[s][0]:+.2f} pt, {by_policy[s][1]:.2f}x" for s in policies]
         lines.append(f"{group}: " + " | ".join(figures))
+    if baseline is not None:
+        lines += ["", f"the candidate rule against {baseline} (tools/candidate_rule.py)"]
+        for spec in policies:
+            if spec != baseline:
+                why = verdict(means, spec, baseline)
+                lines.append(f"{spec}: " + ("passes" if not why else "fails: " + "; ".join(why)))
     return lines
 
 
@@ -207,12 +234,19 @@ def main() -> None:
     ap.add_argument("--seeds", type=argtypes.naturals, default=[0, 1, 2])
     ap.add_argument("--limit", type=argtypes.count, default=1500)
     ap.add_argument("--workers", type=argtypes.count, default=2)
+    ap.add_argument(
+        "--baseline",
+        default=None,
+        help="one of --policies, usually generalist: judge every other one by the candidate rule",
+    )
     args = ap.parse_args()
+    if args.baseline is not None and args.baseline not in args.policies:
+        ap.error(f"--baseline {args.baseline!r} is not one of --policies")
 
     fleets, traces = write_set(Path(args.dir))
     jobs = build_jobs(fleets, traces, [*args.policies, *POLICY_NAMES], args.seeds, args.limit)
     results = replay_all(jobs, Path(args.dir) / "results", args.workers)
-    print("\n".join(summary(jobs, results, args.policies)))
+    print("\n".join(summary(jobs, results, args.policies, args.baseline)))
 
 
 if __name__ == "__main__":
