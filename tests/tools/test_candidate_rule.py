@@ -47,19 +47,38 @@ def test_within_the_slack_at_light_load_still_passes() -> None:
     assert verdict(_means(U_1=(-0.74, 1.2)), "cand", "base") == []
 
 
-def test_the_verdicts_print_through_the_command(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _validation_set(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    attainment: dict[str, float],
+    policies: str,
+    baseline: str,
+) -> tuple[list[str], list[str]]:
+    """`python -m tools.validation_set --policies P --baseline B` on the real set, every replay
+    answered from `attainment` by policy (heuristics at 0.95): the lines it prints and the
+    policies it replayed."""
+    replayed: list[str] = []
+
     def replay(job: dict[str, Any]) -> dict[str, Any]:
-        attainment = {"better": 0.99, "worse": 0.5, "generalist": 0.9}.get(job["policy"], 0.95)
-        return {"slo_attainment": attainment, "ttft_mean_ms": 100.0}
+        replayed.append(job["policy"])
+        return {"slo_attainment": attainment.get(job["policy"], 0.95), "ttft_mean_ms": 100.0}
 
     monkeypatch.setattr(validation_set, "run_replay", replay)
     argv = ["validation_set", "--dir", str(tmp_path), "--seeds", "0", "--limit", "20"]
-    argv += ["--workers", "1", "--policies", "generalist,better,worse", "--baseline", "generalist"]
+    argv += ["--workers", "1", "--policies", policies, "--baseline", baseline]
     monkeypatch.setattr(sys, "argv", argv)
     validation_set.main()
-    out = capsys.readouterr().out.splitlines()
+    return capsys.readouterr().out.splitlines(), replayed
+
+
+def test_the_verdicts_print_through_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    attainment = {"better": 0.99, "worse": 0.5, "generalist": 0.9}
+    out, _ = _validation_set(
+        tmp_path, monkeypatch, capsys, attainment, "generalist,better,worse", "generalist"
+    )
     assert "better: passes" in out
     worse = next(line for line in out if line.startswith("worse: fails: "))
     assert "mean gap -45.00 pt is not above the baseline's -5.00" in worse
@@ -81,19 +100,10 @@ def test_a_baseline_that_is_not_a_policy_is_refused(
 def test_a_recipe_of_several_training_seeds_is_judged_on_all_their_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    replayed: list[str] = []
-
-    def replay(job: dict[str, Any]) -> dict[str, Any]:
-        replayed.append(job["policy"])
-        attainment = {"s0": 0.80, "s1": 0.96, "c0": 0.93, "c1": 0.93}.get(job["policy"], 0.95)
-        return {"slo_attainment": attainment, "ttft_mean_ms": 100.0}
-
-    monkeypatch.setattr(validation_set, "run_replay", replay)
-    argv = ["validation_set", "--dir", str(tmp_path), "--seeds", "0", "--limit", "20"]
-    argv += ["--workers", "1", "--policies", "s0+s1,c0+c1,s1", "--baseline", "s0+s1"]
-    monkeypatch.setattr(sys, "argv", argv)
-    validation_set.main()
-    out = capsys.readouterr().out.splitlines()
+    attainment = {"s0": 0.80, "s1": 0.96, "c0": 0.93, "c1": 0.93}
+    out, replayed = _validation_set(
+        tmp_path, monkeypatch, capsys, attainment, "s0+s1,c0+c1,s1", "s0+s1"
+    )
     # s0 and s1 average to 0.88 (-7 pt); c0+c1 at 0.93 (-2 pt) is the better recipe, though one
     # of the baseline's seeds alone (s1, +1 pt) beats it.
     means = next(line for line in out if line.startswith("all: "))

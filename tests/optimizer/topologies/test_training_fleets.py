@@ -9,12 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.arrivals import draw_requests
 from optimizer.capacity import FleetCapacity, TokenMix, load_for_utilisation
-from optimizer.decide.registry import get_policy
 from optimizer.heldout.guard import fingerprint, heldout_match
-from optimizer.report import build_report
-from optimizer.sim import simulate
+from optimizer.rl.replays import run_replay, trace_job
 from optimizer.topology_files import load_topology
 from optimizer.traces import SHIPPED_TRACES, load_trace
 
@@ -84,19 +81,19 @@ def test_every_model_reaches_every_source_within_residency(path: Path) -> None:
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
 @pytest.mark.parametrize("trace", TRACES)
 def test_slos_are_met_at_light_load(path: Path, trace: str) -> None:
-    # As `evaluate --utilisation 0.25 --policies latency-first` does, on a short replay.
-    topology = load_topology(path)
+    # The replay `evaluate --utilisation 0.25 --policies latency-first --limit 200` runs.
     head = load_trace(SHIPPED_TRACES / trace, limit=200)
-    load = load_for_utilisation(FleetCapacity(topology), TokenMix.of(head), 0.25)
-    scaled = load_trace(SHIPPED_TRACES / trace, limit=200, load=load)
-    requests = draw_requests(scaled, topology, seed=0)
-    result = simulate(
-        topology,
-        get_policy("latency-first", topology),
-        requests,
-        [r.arrival_s for r in scaled],
+    load = load_for_utilisation(FleetCapacity(load_topology(path)), TokenMix.of(head), 0.25)
+    job = trace_job(
+        topology=str(path),
+        trace=str(SHIPPED_TRACES / trace),
+        policy="latency-first",
+        load=load,
+        seed=0,
+        limit=200,
+        full_report=True,
     )
-    report = build_report(result, topology, "latency-first")
+    report = run_replay(job)
     # One prompt may outgrow every KV cache its model has (Mooncake's 134,773 tokens against an
     # A10's 9 GiB in llumnix-a10): rejected, and counted as a miss.
     assert report["rejected"] <= 1 and report["residency_violations"] == 0
